@@ -1,0 +1,45 @@
+import { z } from 'zod';
+
+/** Server configuration, read once at start-up from the environment (and GW_CONFIG). Units are in the names. */
+export const configSchema = z.object({
+  host: z.string().default('127.0.0.1'),
+  port: z.coerce.number().int().min(0).max(65535).default(4000),
+  databaseUrl: z.string().default('sqlite:./data/gw.db'),
+  redisUrl: z.string().optional(),
+  /** Directory for the embedded database and the generated server secret. */
+  dataDir: z.string().default('./data'),
+  /** Master credential; generated and printed once on first start when unset. */
+  masterKey: z.string().min(16).optional(),
+  /** Root secret: HMAC key for virtual-key hashes and the AES-256-GCM key for stored credentials (HKDF-derived). */
+  secret: z.string().min(16).optional(),
+  configFile: z.string().optional(),
+  logLevel: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Largest accepted JSON body (413 past it). */
+  bodyLimitBytes: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+  /** Largest uploaded file in multipart requests (images/edits, audio/transcriptions). */
+  fileLimitBytes: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
+  /** Upper bound on one request's total time, retries included. */
+  requestTimeoutMs: z.coerce.number().int().min(100).default(600_000),
+  /** Batch window of the request log and spend ledger writer: at most this much is lost on a crash. */
+  logFlushIntervalMs: z.coerce.number().int().min(10).default(1000),
+  logBatchSize: z.coerce.number().int().min(1).default(500),
+  /** On SIGTERM: how long in-flight calls (streams included) may take before the process exits. */
+  shutdownGraceMs: z.coerce.number().int().min(0).default(30_000),
+  /** Serve the built-in deterministic `local` provider's models. */
+  localProvider: z.coerce.boolean().default(true),
+  /** Extra bind address for /metrics without auth (e.g. 127.0.0.1:9464); unset = /metrics on the main port with the master key. */
+  metricsListen: z.string().optional(),
+  /** Webhook test mode: hosts allowed despite the private-address rules, and a CA to trust. Off by default. */
+  webhookAllowedHosts: z.array(z.string()).default([]),
+  webhookCaFile: z.string().optional(),
+  smtpUrl: z.string().optional(),
+  smtpFrom: z.string().default('gw <gw@localhost>'),
+  /** Print the first org's key and admin credential on first start. */
+  printCredentials: z.coerce.boolean().default(true),
+  /** Log message contents in the request log (off by default). */
+  logMessageContents: z.coerce.boolean().default(false),
+  /** Public URL of the gateway, for links in notifications and the dashboard. */
+  publicUrl: z.string().optional(),
+});
+
+export type Config = Readonly<z.infer<typeof configSchema>>;

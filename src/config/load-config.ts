@@ -1,0 +1,60 @@
+import { configSchema, type Config } from './config-schema.js';
+
+/** Environment variable → config field. The only place that reads process.env. */
+const ENVIRONMENT_NAMES = {
+  GW_HOST: 'host',
+  GW_PORT: 'port',
+  GW_DATABASE_URL: 'databaseUrl',
+  GW_REDIS_URL: 'redisUrl',
+  GW_DATA_DIR: 'dataDir',
+  GW_MASTER_KEY: 'masterKey',
+  GW_SECRET: 'secret',
+  GW_CONFIG: 'configFile',
+  GW_LOG_LEVEL: 'logLevel',
+  GW_BODY_LIMIT_BYTES: 'bodyLimitBytes',
+  GW_FILE_LIMIT_BYTES: 'fileLimitBytes',
+  GW_REQUEST_TIMEOUT_MS: 'requestTimeoutMs',
+  GW_LOG_FLUSH_INTERVAL_MS: 'logFlushIntervalMs',
+  GW_LOG_BATCH_SIZE: 'logBatchSize',
+  GW_SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
+  GW_LOCAL_PROVIDER: 'localProvider',
+  GW_METRICS_LISTEN: 'metricsListen',
+  GW_WEBHOOK_ALLOWED_HOSTS: 'webhookAllowedHosts',
+  GW_WEBHOOK_CA_FILE: 'webhookCaFile',
+  GW_SMTP_URL: 'smtpUrl',
+  GW_SMTP_FROM: 'smtpFrom',
+  GW_PRINT_CREDENTIALS: 'printCredentials',
+  GW_LOG_MESSAGE_CONTENTS: 'logMessageContents',
+  GW_PUBLIC_URL: 'publicUrl',
+} as const;
+
+const LIST_FIELDS = new Set(['webhookAllowedHosts']);
+const BOOLEAN_FIELDS = new Set(['localProvider', 'printCredentials', 'logMessageContents']);
+
+export type ConfigOverrides = Partial<{ -readonly [K in keyof Config]: Config[K] }>;
+
+/**
+ * Builds the frozen Config from the environment plus explicit overrides (tests pass overrides).
+ * A bad value stops start-up with a message naming the variable.
+ */
+export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): Config {
+  const raw: Record<string, unknown> = {};
+  for (const [variable, field] of Object.entries(ENVIRONMENT_NAMES)) {
+    const value = environment[variable];
+    if (value === undefined || value === '') continue;
+    if (LIST_FIELDS.has(field)) raw[field] = value.split(',').map((item) => item.trim()).filter(Boolean);
+    else if (BOOLEAN_FIELDS.has(field)) raw[field] = !['0', 'false', 'no', 'off'].includes(value.toLowerCase());
+    else raw[field] = value;
+  }
+  Object.assign(raw, overrides);
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const reverse = Object.fromEntries(Object.entries(ENVIRONMENT_NAMES).map(([variable, field]) => [field, variable]));
+    const problems = parsed.error.issues.map((issue) => {
+      const field = String(issue.path[0] ?? '');
+      return `${reverse[field] ?? field}: ${issue.message}`;
+    });
+    throw new Error(`invalid configuration: ${problems.join('; ')}`);
+  }
+  return Object.freeze(parsed.data);
+}

@@ -1,0 +1,80 @@
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import type { Database } from './schema.js';
+
+export type DatabaseDialect = 'sqlite' | 'postgres';
+
+export interface DatabaseHandle {
+  db: Kysely<Database>;
+  dialect: DatabaseDialect;
+  /** True when the database answers a trivial query (readiness). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database named by `url`: `sqlite:<path>` (embedded default), `sqlite::memory:`, or
+ * `postgres://…`. Drivers are imported lazily so a SQLite install never loads pg and vice versa.
+ */
+export async function createDatabase(url: string): Promise<DatabaseHandle> {
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url);
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
+  throw new Error(`GW_DATABASE_URL must start with sqlite: or postgres://, got "${url.split(':')[0]}:…"`);
+}
+
+async function openSqlite(path: string): Promise<DatabaseHandle> {
+  const { default: SQLite } = await import('better-sqlite3');
+  if (path !== ':memory:') {
+    const { mkdirSync } = await import('node:fs');
+    const { dirname } = await import('node:path');
+    mkdirSync(dirname(path), { recursive: true });
+  }
+  const connection = new SQLite(path === '' ? ':memory:' : path);
+  // WAL lets readers run while the batched writer commits; NORMAL sync is durable across process crashes.
+  connection.pragma('journal_mode = WAL');
+  connection.pragma('synchronous = NORMAL');
+  connection.pragma('busy_timeout = 5000');
+  connection.pragma('foreign_keys = ON');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    ping: () => pingWith(db),
+    close: () => db.destroy(),
+  };
+}
+
+async function openPostgres(url: string): Promise<DatabaseHandle> {
+  const pg = await import('pg');
+  const { Pool, types } = pg.default;
+  // int8 and numeric come back as strings by default; our bigints are nano-dollar amounts and
+  // epoch milliseconds, all within Number's exact range (docs/money.md).
+  const parseNumber = (value: string) => Number(value);
+  const pool = new Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30_000,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === 20 || oid === 1700 ? parseNumber : types.getTypeParser(oid, format as 'text')) as typeof types.getTypeParser,
+    },
+  });
+  // A dropped connection must not crash the process; queries on it fail and the pool reconnects.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    ping: () => pingWith(db),
+    close: () => db.destroy(),
+  };
+}
+
+async function pingWith(db: Kysely<Database>): Promise<boolean> {
+  try {
+    await sql`select 1`.execute(db);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,16 @@
+import type { Next, Stage } from './stage.js';
+
+/**
+ * Builds the pipeline once, at start-up, as a chain of functions: calling the result runs every
+ * stage in order and then the terminal. Composing ahead of time keeps per-request closures out
+ * of the hot path.
+ */
+export function composeStages(stages: readonly Stage[], terminal: Next): Next {
+  let next = terminal;
+  for (let index = stages.length - 1; index >= 0; index--) {
+    const stage = stages[index];
+    const downstream = next;
+    next = (call) => stage.run(call, downstream);
+  }
+  return next;
+}

@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { gwRequestExtras } from './gw-extras.js';
+
+/**
+ * The chat-completion wire format gw exposes (the OpenAI convention, SPEC "Chat completion request").
+ * Bounds the spec states are enforced; fields real clients send that the spec does not list
+ * (max_completion_tokens, stream_options, parallel_tool_calls, logprobs, …) are accepted and kept,
+ * so that OpenAI-compatible upstreams receive them unchanged (loose objects keep unknown keys).
+ */
+export const contentPartSchema = z.looseObject({ type: z.string().min(1) });
+
+export const messageSchema = z.looseObject({
+  role: z.enum(['system', 'user', 'assistant', 'tool', 'developer', 'function']),
+  // null is what SDKs send for an assistant turn that only carries tool_calls.
+  content: z.union([z.string(), z.array(contentPartSchema), z.null()]).optional(),
+  name: z.string().optional(),
+  tool_calls: z
+    .array(
+      z.looseObject({
+        id: z.string(),
+        type: z.literal('function').optional(),
+        function: z.looseObject({ name: z.string(), arguments: z.string() }),
+      }),
+    )
+    .optional(),
+  tool_call_id: z.string().optional(),
+});
+
+export const toolSchema = z.looseObject({
+  type: z.literal('function'),
+  function: z.looseObject({
+    name: z.string().min(1),
+    description: z.string().optional(),
+    parameters: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+
+export const chatRequestSchema = z
+  .looseObject({
+    model: z.string().min(1),
+    messages: z.array(messageSchema).min(1),
+    temperature: z.number().min(0).max(2).nullish(),
+    max_tokens: z.number().int().min(1).nullish(),
+    max_completion_tokens: z.number().int().min(1).nullish(),
+    top_p: z.number().min(0).max(1).nullish(),
+    n: z.number().int().min(1).max(128).nullish(),
+    stream: z.boolean().nullish(),
+    stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullish(),
+    stop: z.union([z.string(), z.array(z.string()).max(4), z.null()]).optional(),
+    presence_penalty: z.number().min(-2).max(2).nullish(),
+    frequency_penalty: z.number().min(-2).max(2).nullish(),
+    response_format: z
+      .looseObject({ type: z.enum(['text', 'json_object', 'json_schema']) })
+      .nullish(),
+    seed: z.number().int().nullish(),
+    tools: z.array(toolSchema).nullish(),
+    tool_choice: z
+      .union([
+        z.enum(['auto', 'none', 'required']),
+        z.looseObject({ type: z.literal('function'), function: z.looseObject({ name: z.string() }) }),
+      ])
+      .nullish(),
+    user: z.string().max(200).nullish(),
+  })
+  .extend(gwRequestExtras.shape);
+
+export type ChatRequest = z.infer<typeof chatRequestSchema>;
+export type ChatMessage = z.infer<typeof messageSchema>;
+export type ChatTool = z.infer<typeof toolSchema>;
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; refusal?: string | null };
+    finish_reason: FinishReason | null;
+    logprobs?: unknown;
+  }>;
+  usage?: UsageBody;
+  system_fingerprint?: string | null;
+  [extra: string]: unknown;
+}
+
+/** OpenAI's usage object, with the detail objects upstreams fill for cached and reasoning tokens. */
+export interface UsageBody {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number; audio_tokens?: number; cache_creation_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number; audio_tokens?: number };
+  [extra: string]: unknown;
+}
+
+export interface ChunkToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    delta: { role?: 'assistant'; content?: string | null; tool_calls?: ChunkToolCallDelta[]; refusal?: string | null };
+    finish_reason: FinishReason | null;
+    logprobs?: unknown;
+  }>;
+  usage?: UsageBody | null;
+  [extra: string]: unknown;
+}

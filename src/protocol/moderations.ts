@@ -1,0 +1,35 @@
+import { z } from 'zod';
+
+/** OpenAI's moderation category names, used as-is (SPEC leaves the set unnamed). */
+export const MODERATION_CATEGORIES = [
+  'harassment',
+  'harassment/threatening',
+  'hate',
+  'hate/threatening',
+  'illicit',
+  'illicit/violent',
+  'self-harm',
+  'self-harm/intent',
+  'self-harm/instructions',
+  'sexual',
+  'sexual/minors',
+  'violence',
+  'violence/graphic',
+] as const;
+export type ModerationCategory = (typeof MODERATION_CATEGORIES)[number];
+
+export const moderationRequestSchema = z.looseObject({
+  model: z.string().min(1).nullish(),
+  input: z.union([z.string(), z.array(z.string()).min(1).max(32)]),
+});
+export type ModerationRequest = z.infer<typeof moderationRequestSchema>;
+
+export interface ModerationResponse {
+  id: string;
+  model: string;
+  results: Array<{
+    flagged: boolean;
+    categories: Record<string, boolean>;
+    category_scores: Record<string, number>;
+  }>;
+}

@@ -1,0 +1,44 @@
+import type { Operation } from '../protocol/endpoints.js';
+import type { GatewayCall, Outcome } from '../pipeline/stage.js';
+
+/** Timeouts of one deployment; the router caps them by the request's own deadline. */
+export interface Timeouts {
+  connectMs: number;
+  /** Time until the response headers (non-stream) or the first stream event. */
+  firstByteMs: number;
+  totalMs: number;
+}
+
+/** Everything a provider needs to reach one deployment. Credentials are already decrypted. */
+export interface DeploymentTarget {
+  deploymentId: string;
+  provider: string;
+  /** The model name the upstream knows. */
+  upstreamModel: string;
+  baseUrl?: string;
+  apiKey?: string;
+  /** Provider-specific settings: api-version (Azure), region and secret (Bedrock), etc. */
+  settings: Readonly<Record<string, string>>;
+  timeouts: Timeouts;
+}
+
+export interface Invocation {
+  call: GatewayCall;
+  target: DeploymentTarget;
+  /** Aborts the upstream call: the client left, or a timeout passed. */
+  signal: AbortSignal;
+}
+
+/**
+ * What the router calls. HTTP providers are built from a pure ProviderAdapter plus the shared
+ * upstream client (providers/http/create-http-provider.ts); `local` implements this directly.
+ *
+ * A returned outcome carries canonical bodies (the OpenAI shapes in protocol/) with `model` set to
+ * the public id, and `usage` whenever the upstream reported it. Failures are thrown as GatewayError
+ * with an `upstream_*` code so the router can decide to retry from `retryable`.
+ */
+export interface Provider {
+  readonly id: string;
+  readonly operations: ReadonlySet<Operation>;
+  invoke(invocation: Invocation): Promise<Outcome>;
+}
