@@ -29,6 +29,7 @@ export interface Deployment {
   pricing: ModelPrice | null;
   settings: Record<string, string>;
   enabled: boolean;
+  source?: CatalogSource;
 }
 
 /** A public model id, as the catalog lists it, with the deployments behind it. */
@@ -40,6 +41,12 @@ export interface ModelRoute {
   description: string | null;
   createdAt: number;
   deployments: Deployment[];
+  /** Where the model's entry came from; the admin API changes only `database` entries. */
+  source?: CatalogSource;
+  /** Catalog price of the model when its config declares one (file `pricing`, built-in price). */
+  pricing?: ModelPrice | null;
 }
+
+export type CatalogSource = 'database' | 'file' | 'builtin';
 
 export const DEFAULT_TIMEOUTS: Timeouts = { connectMs: 10_000, firstByteMs: 120_000, totalMs: 600_000 };

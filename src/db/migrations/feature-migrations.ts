@@ -1,6 +1,15 @@
 import type { Migration } from 'kysely';
+import { alertMigration } from '../../alerts/alert-migration.js';
+import { experimentMigration } from '../../experiments/experiment-migration.js';
+import { guardrailMigration } from '../../guardrails/guardrail-migration.js';
+import { templateMigration } from '../../templates/template-migration.js';
 
 /**
  * Migrations of feature folders, one line each, named "NNN-feature" so they sort after 001-core.
  */
-export const FEATURE_MIGRATIONS: Record<string, Migration> = {};
+export const FEATURE_MIGRATIONS: Record<string, Migration> = {
+  '006-alerts': alertMigration,
+  '005-guardrails': guardrailMigration,
+  '005-templates': templateMigration,
+  '005-experiments': experimentMigration,
+};

@@ -44,9 +44,17 @@ export interface OperationTranslator<Request = unknown> {
   parseResponse(
     body: unknown,
     context: TranslationContext & { contentType: string; raw: Buffer },
-  ): { body: unknown; usage?: Usage; binary?: { contentType: string; bytes: Uint8Array } };
+  ): ParsedUpstreamResponse;
   /** Present when the operation streams (chat, completions). */
   createStreamTranslator?(context: TranslationContext): StreamTranslator;
+}
+
+export interface ParsedUpstreamResponse {
+  body: unknown;
+  usage?: Usage;
+  binary?: { contentType: string; bytes: Uint8Array };
+  /** The upstream bytes already are the canonical answer: send them as they are, without re-encoding. */
+  passthrough?: boolean;
 }
 
 export type StreamFraming = 'sse' | 'aws-eventstream' | 'ndjson';

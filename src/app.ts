@@ -1,0 +1,220 @@
+import type { FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import type { Config } from './config/config-schema.js';
+import { createDatabase, type DatabaseHandle } from './db/create-database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { createLocalChangeFeed, createRedisChangeFeed, type ChangeFeed } from './lib/change-feed.js';
+import { createEventBus, type EventBus } from './lib/event-bus.js';
+import { createSecretBox } from './lib/secret-box.js';
+import { loadServerSecrets } from './lib/server-secrets.js';
+import { createKeyAuthenticator, type KeyAuthenticator } from './keys/key-authenticator.js';
+import { createKeyIssuer, type KeyIssuer } from './keys/key-issuer.js';
+import { createSqlTenancyStore, type TenancyStore } from './tenancy/tenancy-store.js';
+import { loadMasterCredential } from './admin/master-credential.js';
+import { createManagementAuth } from './admin/create-management-auth.js';
+import { buildServer } from './http/build-server.js';
+import { registerInferenceRoutes } from './http/routes/inference-routes.js';
+import { registerModelRoutes } from './http/routes/model-routes.js';
+import { registerSystemRoutes } from './http/routes/system-routes.js';
+import { registerTenancyAdminRoutes } from './http/routes/tenancy-admin-routes.js';
+import type { ModelDirectory } from './http/model-access.js';
+import { createSqlRequestRecorder, type RequestRecorder } from './observability/request-recorder.js';
+import { composeStages } from './pipeline/compose-stages.js';
+import type { Next, Stage } from './pipeline/stage.js';
+import { OPERATIONS, type Operation } from './protocol/endpoints.js';
+import { LOCAL_MODELS } from './providers/local/local-models.js';
+import { createLocalProvider } from './providers/local/create-local-provider.js';
+import { createHttpProvider } from './providers/http/create-http-provider.js';
+import { createUpstreamClient } from './providers/http/upstream-client.js';
+import { createCompatibleAdapter } from './providers/compatible/compatible-adapter.js';
+import { GENERIC_COMPATIBLE_PRESET } from './providers/compatible/compatible-preset.js';
+import type { Provider } from './providers/provider.js';
+import { createModelCatalog, type ModelCatalog } from './routing/model-catalog.js';
+import { loadCatalogFile } from './routing/catalog-file.js';
+import { createRouter, type Router } from './routing/create-router.js';
+import { createCircuitBreaker } from './routing/circuit-breaker.js';
+import { createMemoryCircuitStore } from './routing/memory-circuit-store.js';
+import { createMemoryHealthStore } from './routing/memory-health-store.js';
+import { createRedisCircuitStore } from './routing/redis-circuit-store.js';
+import { createRedisHealthStore } from './routing/redis-health-store.js';
+import { bootstrapFirstStart, type BootstrapResult } from './admin/bootstrap-first-start.js';
+
+export interface GatewayServices {
+  config: Config;
+  database: DatabaseHandle;
+  redis: Redis | undefined;
+  tenancy: TenancyStore;
+  keys: KeyAuthenticator;
+  issuer: KeyIssuer;
+  changes: ChangeFeed;
+  events: EventBus;
+  catalog: ModelCatalog;
+  router: Router;
+  recorder: RequestRecorder;
+  providers: Map<string, Provider>;
+}
+
+export interface Gateway {
+  server: FastifyInstance;
+  services: GatewayServices;
+  bootstrap: BootstrapResult;
+  /** Stops accepting, waits for in-flight calls (bounded by shutdownGraceMs), flushes logs, closes stores. */
+  close(): Promise<void>;
+  /** Number of inference calls in progress (streams included). */
+  inflight(): number;
+}
+
+/** Redis connections fail fast when the server is away, so calls get their documented error instead of hanging. */
+async function connectRedis(url: string): Promise<Redis> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
+  redis.on('error', () => {});
+  await redis.connect();
+  return redis;
+}
+
+/**
+ * The composition root: every store, provider and stage is created here, in pipeline order, and
+ * nothing else knows which backend runs. `environment` is only used to resolve api_key_env names
+ * in the GW_CONFIG file.
+ */
+export async function createGateway(config: Config, environment: NodeJS.ProcessEnv = {}): Promise<Gateway> {
+  const secrets = loadServerSecrets(config.secret, config.dataDir);
+  const secretBox = createSecretBox(secrets.encryptionKey);
+  const database = await createDatabase(config.databaseUrl);
+  await migrateToLatest(database.db);
+
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
+  const redisSubscriber = redis ? await connectRedis(config.redisUrl!) : undefined;
+  const changes = redis && redisSubscriber ? createRedisChangeFeed(redis, redisSubscriber) : createLocalChangeFeed();
+
+  const server = await buildServer({
+    bodyLimitBytes: config.bodyLimitBytes,
+    fileLimitBytes: config.fileLimitBytes,
+    logLevel: config.logLevel,
+    version: '0.1.0',
+  });
+  const logger = server.log;
+  const events = createEventBus((error) => logger.error({ err: error }, 'event listener failed'));
+
+  const tenancy = createSqlTenancyStore(database.db);
+  const keys = createKeyAuthenticator({ store: tenancy, hashKey: secrets.keyHashKey, changes });
+  const issuer = createKeyIssuer({ store: tenancy, hashKey: secrets.keyHashKey, changes, events });
+  const master = await loadMasterCredential(database.db, secrets.keyHashKey, config.masterKey);
+  const managementAuth = createManagementAuth({ keys, master: master.credential });
+
+  const fileConfig = config.configFile ? await loadCatalogFile(config.configFile, environment) : undefined;
+  const catalog = await createModelCatalog({
+    db: database.db,
+    fileConfig,
+    builtinModels: config.localProvider ? LOCAL_MODELS : [],
+    credentialVault: secretBox,
+    logger,
+  });
+  changes.subscribe((notice) => {
+    if (notice.kind === 'catalog' || notice.kind === 'all') {
+      catalog.reload().catch((error) => logger.error({ err: error }, 'catalog reload failed'));
+    }
+  });
+
+  const upstream = createUpstreamClient();
+  const providers = new Map<string, Provider>();
+  const addProvider = (provider: Provider) => providers.set(provider.id, provider);
+  addProvider(createLocalProvider());
+  addProvider(createHttpProvider(createCompatibleAdapter(GENERIC_COMPATIBLE_PRESET), upstream));
+  addProvider(createHttpProvider(createCompatibleAdapter({ ...GENERIC_COMPATIBLE_PRESET, id: 'openai', baseUrl: 'https://api.openai.com/v1' }), upstream));
+
+  const breaker = createCircuitBreaker({
+    store: redis ? createRedisCircuitStore(redis) : createMemoryCircuitStore(),
+    eventBus: events,
+    now: Date.now,
+    logger,
+  });
+  const router = createRouter({
+    catalog,
+    providers,
+    breaker,
+    health: redis ? createRedisHealthStore(redis) : createMemoryHealthStore(),
+    eventBus: events,
+    logger,
+    requestTimeoutMs: config.requestTimeoutMs,
+  });
+
+  const recorder = createSqlRequestRecorder(database.db, {
+    intervalMs: config.logFlushIntervalMs,
+    batchSize: config.logBatchSize,
+    onError: (error) => logger.error({ err: error }, 'request log write failed; will retry'),
+  });
+
+  // The spec's "Features" column, per operation, in pipeline order.
+  const stagesFor = (operation: Operation): Stage[] => {
+    void operation;
+    return [];
+  };
+  const pipelines = Object.fromEntries(OPERATIONS.map((operation) => [operation, composeStages(stagesFor(operation), router.route)])) as Record<Operation, Next>;
+
+  const localOperations = new Map(LOCAL_MODELS.map((model) => [model.id, model.operations]));
+  const models: ModelDirectory = {
+    has: (modelId) => catalog.get(modelId) !== undefined,
+    supports(modelId, operation) {
+      const route = catalog.get(modelId);
+      if (!route) return false;
+      return route.deployments.some((deployment) => {
+        if (!deployment.enabled) return false;
+        if (deployment.provider === 'local') return localOperations.get(deployment.upstreamModel)?.includes(operation) ?? false;
+        return providers.get(deployment.provider)?.operations.has(operation) ?? false;
+      });
+    },
+  };
+  const firstModelFor = (operation: Operation) => () => catalog.list().find((model) => models.supports(model.id, operation))?.id;
+
+  let inflightCount = 0;
+  let shuttingDown = false;
+  const inflight = { add: () => void inflightCount++, done: () => void inflightCount-- };
+
+  registerInferenceRoutes(
+    server,
+    { keys, models, recorder, requestTimeoutMs: config.requestTimeoutMs, inflight },
+    { pipelines, defaultModels: { moderation: firstModelFor('moderation'), image_edit: firstModelFor('image_edit') } },
+  );
+  registerModelRoutes(server, { keys, catalog, changes });
+  registerTenancyAdminRoutes(server, { auth: managementAuth, store: tenancy, issuer, changes });
+  registerSystemRoutes(server, {
+    readinessChecks: {
+      database: database.ping,
+      ...(redis ? { redis: async () => (await redis.ping()) === 'PONG' } : {}),
+    },
+    isShuttingDown: () => shuttingDown,
+  });
+
+  const bootstrap = await bootstrapFirstStart({ store: tenancy, issuer, generatedMasterKey: master.generated });
+
+  const lastUsedTimer = setInterval(() => {
+    keys.flushLastUsed().catch((error) => logger.warn({ err: error }, 'last-used update failed'));
+  }, 5000);
+  lastUsedTimer.unref();
+
+  const services: GatewayServices = { config, database, redis, tenancy, keys, issuer, changes, events, catalog, router, recorder, providers };
+
+  return {
+    server,
+    services,
+    bootstrap,
+    inflight: () => inflightCount,
+    async close() {
+      shuttingDown = true;
+      const deadline = Date.now() + config.shutdownGraceMs;
+      const closing = server.close();
+      while (inflightCount > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())))]);
+      clearInterval(lastUsedTimer);
+      await keys.flushLastUsed().catch(() => {});
+      await recorder.close();
+      await keys.close();
+      await changes.close();
+      await upstream.close();
+      redis?.disconnect();
+      redisSubscriber?.disconnect();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,43 @@
+import { z } from 'zod';
+
+/**
+ * Sends one JSON POST through the gateway's SSRF-guarded client (the one alert channels use:
+ * HTTPS only, public addresses only, connecting to the checked address) and returns the status and
+ * parsed body. Injected, so this folder does no network I/O of its own.
+ */
+export type GuardedPost = (
+  url: string,
+  body: unknown,
+  options: { headers: Record<string, string>; timeoutMs: number; signal?: AbortSignal },
+) => Promise<{ status: number; body: unknown }>;
+
+/** The answer a guardrail webhook gives: allow, block, or redact with replacement texts. */
+export const webhookAnswerSchema = z.looseObject({
+  action: z.enum(['allow', 'block', 'redact']),
+  reason: z.string().max(500).optional(),
+  texts: z.array(z.string()).optional(),
+});
+
+export type WebhookAnswer = z.infer<typeof webhookAnswerSchema>;
+
+export interface WebhookRequest {
+  guardrail: { id: string; name: string };
+  stage: 'pre' | 'post';
+  texts: string[];
+}
+
+/** Asks the webhook; any transport failure, non-2xx status or malformed answer throws. */
+export async function askGuardrailWebhook(
+  post: GuardedPost,
+  config: { url: string; timeout_ms?: number; headers?: Record<string, string> },
+  request: WebhookRequest,
+  signal?: AbortSignal,
+): Promise<WebhookAnswer> {
+  const response = await post(
+    config.url,
+    { ...request, input: request.texts.join('\n\n') },
+    { headers: config.headers ?? {}, timeoutMs: config.timeout_ms ?? 5000, signal },
+  );
+  if (response.status < 200 || response.status >= 300) throw new Error(`guardrail webhook answered ${response.status}`);
+  return webhookAnswerSchema.parse(response.body);
+}

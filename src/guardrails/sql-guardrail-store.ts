@@ -1,0 +1,166 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { GuardrailLogsTable, GuardrailsTable } from './guardrail-tables.js';
+import type { Guardrail, GuardrailAction, GuardrailKind, GuardrailStage } from './guardrail-types.js';
+
+export interface NewGuardrail {
+  orgId: string;
+  name: string;
+  kind: GuardrailKind;
+  stage: GuardrailStage;
+  action: GuardrailAction;
+  enabledByDefault: boolean;
+  config: Record<string, unknown>;
+}
+
+export type GuardrailPatch = Partial<Pick<NewGuardrail, 'name' | 'stage' | 'action' | 'enabledByDefault' | 'config'>>;
+
+export interface GuardrailLogEntry {
+  id: string;
+  orgId: string;
+  guardrailId: string;
+  guardrailName: string;
+  kind: string;
+  stage: 'pre' | 'post';
+  action: 'blocked' | 'redacted';
+  requestId: string;
+  keyId: string | null;
+  keyAlias: string | null;
+  model: string | null;
+  findingTypes: string[];
+  reason: string | null;
+  createdAt: number;
+}
+
+export interface GuardrailStore {
+  list(orgId: string): Promise<Guardrail[]>;
+  get(orgId: string, id: string): Promise<Guardrail | undefined>;
+  /** Throws when the org already has a guardrail of that name (unique constraint). */
+  create(input: NewGuardrail): Promise<Guardrail>;
+  update(orgId: string, id: string, patch: GuardrailPatch): Promise<Guardrail | undefined>;
+  delete(orgId: string, id: string): Promise<boolean>;
+  appendLogs(entries: readonly GuardrailLogEntry[]): Promise<void>;
+  /** Newest first. */
+  listLogs(orgId: string, limit: number): Promise<GuardrailLogEntry[]>;
+}
+
+type Db = Kysely<Database>;
+
+export function createSqlGuardrailStore(db: Db, now: () => number = Date.now): GuardrailStore {
+  return {
+    async list(orgId) {
+      const rows = await db.selectFrom('guardrails').selectAll().where('org_id', '=', orgId).orderBy('name').execute();
+      return rows.map(toGuardrail);
+    },
+    async get(orgId, id) {
+      const row = await db.selectFrom('guardrails').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+      return row && toGuardrail(row);
+    },
+    async create(input) {
+      const time = now();
+      const row: GuardrailsTable = {
+        id: randomUUID(),
+        org_id: input.orgId,
+        name: input.name,
+        kind: input.kind,
+        stage: input.stage,
+        action: input.action,
+        enabled_by_default: input.enabledByDefault ? 1 : 0,
+        config: JSON.stringify(input.config),
+        created_at: time,
+        updated_at: time,
+      };
+      await db.insertInto('guardrails').values(row).execute();
+      return toGuardrail(row);
+    },
+    async update(orgId, id, patch) {
+      const changes: Partial<GuardrailsTable> = { updated_at: now() };
+      if (patch.name !== undefined) changes.name = patch.name;
+      if (patch.stage !== undefined) changes.stage = patch.stage;
+      if (patch.action !== undefined) changes.action = patch.action;
+      if (patch.enabledByDefault !== undefined) changes.enabled_by_default = patch.enabledByDefault ? 1 : 0;
+      if (patch.config !== undefined) changes.config = JSON.stringify(patch.config);
+      const result = await db.updateTable('guardrails').set(changes).where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) return undefined;
+      return this.get(orgId, id);
+    },
+    async delete(orgId, id) {
+      const result = await db.deleteFrom('guardrails').where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+      return Number(result.numDeletedRows) > 0;
+    },
+    async appendLogs(entries) {
+      if (entries.length === 0) return;
+      await db.insertInto('guardrail_logs').values(entries.map(toLogRow)).execute();
+    },
+    async listLogs(orgId, limit) {
+      const rows = await db
+        .selectFrom('guardrail_logs')
+        .selectAll()
+        .where('org_id', '=', orgId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute();
+      return rows.map(toLogEntry);
+    },
+  };
+}
+
+function toGuardrail(row: GuardrailsTable): Guardrail {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    name: row.name,
+    kind: row.kind as GuardrailKind,
+    stage: row.stage as GuardrailStage,
+    action: row.action as GuardrailAction,
+    enabledByDefault: Number(row.enabled_by_default) === 1,
+    config: JSON.parse(row.config) as Record<string, unknown>,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+function toLogRow(entry: GuardrailLogEntry): GuardrailLogsTable {
+  return {
+    id: entry.id,
+    org_id: entry.orgId,
+    guardrail_id: entry.guardrailId,
+    guardrail_name: entry.guardrailName,
+    kind: entry.kind,
+    stage: entry.stage,
+    action: entry.action,
+    request_id: entry.requestId,
+    key_id: entry.keyId,
+    key_alias: entry.keyAlias,
+    model: entry.model,
+    finding_types: JSON.stringify(entry.findingTypes),
+    reason: entry.reason,
+    created_at: entry.createdAt,
+  };
+}
+
+function toLogEntry(row: GuardrailLogsTable): GuardrailLogEntry {
+  return {
+    id: row.id,
+    orgId: row.org_id,
+    guardrailId: row.guardrail_id,
+    guardrailName: row.guardrail_name,
+    kind: row.kind,
+    stage: row.stage as 'pre' | 'post',
+    action: row.action as 'blocked' | 'redacted',
+    requestId: row.request_id,
+    keyId: row.key_id,
+    keyAlias: row.key_alias,
+    model: row.model,
+    findingTypes: JSON.parse(row.finding_types) as string[],
+    reason: row.reason,
+    createdAt: Number(row.created_at),
+  };
+}
+
+/** A random id for log entries (exported so stages and tests share one source). */
+export function newLogId(): string {
+  return randomUUID();
+}

@@ -1,0 +1,111 @@
+import type {} from '@fastify/swagger';
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import { GatewayError, toOpenAIErrorBody } from '../errors/gateway-error.js';
+import { newRequestId } from '../lib/ids.js';
+import { installErrorHandler } from './error-handler.js';
+
+export interface ServerOptions {
+  bodyLimitBytes: number;
+  fileLimitBytes: number;
+  logLevel: string;
+  version: string;
+}
+
+const UNSUPPORTED_AREAS = [
+  'files',
+  'fine_tuning',
+  'fine-tunes',
+  'batches',
+  'assistants',
+  'threads',
+  'vector_stores',
+  'uploads',
+  'containers',
+  'conversations',
+  'responses',
+  'realtime',
+  'evals',
+];
+
+/**
+ * The Fastify instance with the gateway's HTTP conventions: request ids and latency on every
+ * answer, strict JSON, the spec's error body for everything (unknown paths included), and the
+ * OpenAPI document. Routes are registered by app.ts.
+ */
+export async function buildServer(options: ServerOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    bodyLimit: options.bodyLimitBytes,
+    logger: { level: options.logLevel, redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-api-key"]'] },
+    genReqId: () => newRequestId(),
+    // Per-request access lines would cost more than the rest of the hot path; the request log records each call.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    return503OnClosing: true,
+    forceCloseConnections: false,
+    keepAliveTimeout: 72_000,
+  });
+
+  // Validation is zod's, in the handlers, so there is one error format; route schemas document only.
+  app.setValidatorCompiler(() => () => true);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-gw-request-id', request.id);
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (!reply.hasHeader('x-gw-latency-ms')) {
+      reply.header('x-gw-latency-ms', reply.elapsedTime.toFixed(2));
+    }
+    return payload;
+  });
+
+  // `application/json; charset=utf-8` is JSON too; anything else on a JSON route is a 400 (not 415).
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser(/^application\/(.+\+)?json(\s*;.*)?$/i, { parseAs: 'string' }, (_request, body, done) => {
+    if (body === '') return done(new GatewayError('invalid_request', 'The request body is empty; send a JSON object.'), undefined);
+    try {
+      const text = body as string;
+      // The reviver costs time; only bodies that mention __proto__ pay it.
+      done(null, text.includes('"__proto__"') ? JSON.parse(text, rejectPrototypeKeys) : JSON.parse(text));
+    } catch (error) {
+      done(error instanceof GatewayError ? error : new GatewayError('invalid_request', 'The request body is not valid JSON.'), undefined);
+    }
+  });
+
+  await app.register(multipart, {
+    limits: { fileSize: options.fileLimitBytes, files: 4, fields: 32, fieldSize: 1024 * 1024, parts: 40 },
+    throwFileSizeLimit: true,
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'gw gateway API',
+        version: '1.0.0',
+        description: 'OpenAI-compatible gateway: inference endpoints under /v1, management under /api and /gw.',
+      },
+      components: { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'sk-gw-…' } } },
+    },
+  });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  installErrorHandler(app);
+  app.setNotFoundHandler((request, reply) => {
+    const segment = request.url.split('?')[0].split('/')[2] ?? '';
+    const error = UNSUPPORTED_AREAS.includes(segment)
+      ? new GatewayError(
+          'unsupported_endpoint',
+          `The ${segment} API is not supported by this gateway. Use /v1/chat/completions instead.`,
+        )
+      : new GatewayError('not_found', `Unknown endpoint: ${request.method} ${request.url.split('?')[0]}.`);
+    reply.code(error.status).send(toOpenAIErrorBody(error));
+  });
+  return app;
+}
+
+/** JSON.parse reviver: drops keys that could pollute prototypes if a body were ever merged into an object. */
+function rejectPrototypeKeys(key: string, value: unknown): unknown {
+  if (key === '__proto__') return undefined;
+  return value;
+}

@@ -1,0 +1,199 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { GatewayError } from '../errors/gateway-error.js';
+import type { KeyAuthenticator } from '../keys/key-authenticator.js';
+import type { Operation } from '../protocol/endpoints.js';
+import { usageTotals } from '../protocol/usage.js';
+import type { CallRecord, GatewayCall, Next, Outcome, UploadedFile } from '../pipeline/stage.js';
+import type { RequestRecorder } from '../observability/request-recorder.js';
+import type { AuthContext } from '../tenancy/tenancy-types.js';
+import { bearerToken } from './bearer-token.js';
+import { writeSseStream } from './sse-writer.js';
+import { validateBody } from './validate-body.js';
+import { checkModelAccess, type ModelDirectory } from './model-access.js';
+
+export interface InferenceRouteOptions {
+  operation: Operation;
+  /** Validates the JSON body, or the text fields of a multipart body. */
+  schema: z.ZodType;
+  pipeline: Next;
+  /** Reads the files and fields of a multipart request. */
+  readMultipart?: (request: FastifyRequest) => Promise<{ fields: Record<string, unknown>; files: Record<string, UploadedFile> }>;
+  /** Model used when the request names none (moderations, image edits). */
+  defaultModel?: () => string | undefined;
+  /** Add x-gw-org-id and x-gw-key-alias (the spec lists them on chat completions). */
+  identityHeaders: boolean;
+}
+
+export interface InferenceDependencies {
+  keys: KeyAuthenticator;
+  models: ModelDirectory;
+  recorder: RequestRecorder;
+  requestTimeoutMs: number;
+  /** Tracks in-flight calls for graceful shutdown. */
+  inflight: { add(): void; done(): void };
+}
+
+/**
+ * The HTTP edge of every inference endpoint: authenticate, validate, check model access, run the
+ * operation's pipeline, write the outcome (JSON, binary or SSE), and record the request.
+ */
+export function createInferenceHandler(options: InferenceRouteOptions, dependencies: InferenceDependencies) {
+  const { operation, schema, pipeline } = options;
+
+  return async function handleInference(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const startedAt = performance.now();
+    const record: CallRecord = { headers: {} };
+    let auth: AuthContext | undefined;
+    let model: string | undefined;
+    let stream = false;
+    const controller = new AbortController();
+    const onClose = () => {
+      if (!reply.raw.writableFinished) controller.abort(new GatewayError('invalid_request', 'The client closed the connection.'));
+    };
+    reply.raw.once('close', onClose);
+    const timer = setTimeout(
+      () => controller.abort(new GatewayError('upstream_timeout', 'The request took longer than the gateway allows.')),
+      dependencies.requestTimeoutMs,
+    );
+    timer.unref();
+    dependencies.inflight.add();
+    let status = 200;
+    let streamed = false;
+    try {
+      auth = await dependencies.keys.authenticate(bearerToken(request));
+      if (auth.key.role !== 'inference' && auth.key.role !== 'org_admin') {
+        throw new GatewayError('permission_denied', 'This key cannot call inference endpoints.');
+      }
+      let body: Record<string, unknown>;
+      let files: Record<string, UploadedFile> | undefined;
+      if (options.readMultipart) {
+        const multipart = await options.readMultipart(request);
+        body = validateBody(schema, multipart.fields) as Record<string, unknown>;
+        files = multipart.files;
+      } else {
+        body = validateBody(schema, request.body) as Record<string, unknown>;
+      }
+      model = (body.model as string | undefined) ?? options.defaultModel?.();
+      if (!model) throw new GatewayError('invalid_request', "Missing required parameter: 'model'.", { param: 'model' });
+      checkModelAccess(auth, model, operation, dependencies.models);
+      stream = body.stream === true;
+      dependencies.keys.markUsed(auth.key.id);
+      if (options.identityHeaders) {
+        record.headers['x-gw-org-id'] = auth.org.id;
+        record.headers['x-gw-key-alias'] = auth.key.alias;
+      }
+      const call: GatewayCall = {
+        requestId: request.id,
+        operation,
+        auth,
+        model,
+        request: body.model === model ? body : { ...body, model },
+        stream,
+        includeUsage: stream && (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true,
+        user: (body.user as string | undefined) ?? undefined,
+        signal: controller.signal,
+        startedAt,
+        files,
+        record,
+      };
+      const outcome = await pipeline(call);
+      if (outcome.kind === 'stream') {
+        streamed = true;
+        await sendStream(reply, call, outcome, startedAt);
+      } else {
+        sendOutcome(reply, record, outcome, startedAt);
+      }
+    } catch (error) {
+      const gatewayError = error instanceof GatewayError ? error : undefined;
+      status = gatewayError?.status ?? 500;
+      record.errorCode = gatewayError?.code ?? 'internal_error';
+      if (streamed) return;
+      // Headers gathered so far (rate-limit state, request id) still describe this answer.
+      reply.headers(record.headers);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      reply.raw.off('close', onClose);
+      dependencies.inflight.done();
+      recordRequest(dependencies.recorder, request.id, operation, auth, model, record, status, startedAt, stream);
+    }
+  };
+}
+
+function latencyHeader(startedAt: number): string {
+  return (performance.now() - startedAt).toFixed(2);
+}
+
+function sendOutcome(reply: FastifyReply, record: CallRecord, outcome: Exclude<Outcome, { kind: 'stream' }>, startedAt: number): void {
+  reply.headers(record.headers);
+  reply.header('x-gw-latency-ms', latencyHeader(startedAt));
+  if (outcome.kind === 'binary') {
+    reply.header('content-type', outcome.contentType).send(Buffer.from(outcome.bytes));
+    return;
+  }
+  if (outcome.raw) {
+    reply.header('content-type', outcome.contentType ?? 'application/json').send(outcome.raw);
+    return;
+  }
+  reply.send(outcome.body);
+}
+
+async function sendStream(reply: FastifyReply, call: GatewayCall, outcome: Extract<Outcome, { kind: 'stream' }>, startedAt: number): Promise<void> {
+  reply.hijack();
+  const headers: Record<string, string> = {
+    ...call.record.headers,
+    'x-gw-request-id': call.requestId,
+    'x-gw-latency-ms': latencyHeader(startedAt),
+  };
+  const result = await writeSseStream(reply.raw, outcome.events, {
+    headers,
+    includeUsage: call.includeUsage,
+    onError: (error) => reply.log.warn({ err: error }, 'stream ended with an error'),
+  });
+  if (result.error) {
+    const gatewayError = result.error instanceof GatewayError ? result.error : undefined;
+    call.record.errorCode = gatewayError?.code ?? 'internal_error';
+  }
+}
+
+function recordRequest(
+  recorder: RequestRecorder,
+  requestId: string,
+  operation: Operation,
+  auth: AuthContext | undefined,
+  model: string | undefined,
+  record: CallRecord,
+  status: number,
+  startedAt: number,
+  stream: boolean,
+): void {
+  const totals = record.usage ? usageTotals(record.usage) : { promptTokens: 0, completionTokens: 0 };
+  const details: Record<string, unknown> = {};
+  if (record.promptVersion !== undefined) details.prompt_version = record.promptVersion;
+  if (record.abVariant !== undefined) details.ab_variant = record.abVariant;
+  if (record.guardrailsTriggered?.length) details.guardrails_triggered = record.guardrailsTriggered;
+  if (record.unpriced) details.unpriced = true;
+  recorder.record({
+    request_id: requestId,
+    org_id: auth?.org.id ?? null,
+    key_id: auth?.key.id ?? null,
+    key_alias: auth?.key.alias ?? null,
+    team_id: auth?.team?.id ?? null,
+    user: null,
+    model: model ?? null,
+    operation,
+    status: record.errorCode && status === 200 ? 500 : status,
+    error_code: record.errorCode ?? null,
+    latency_ms: Math.round((performance.now() - startedAt) * 100) / 100,
+    prompt_tokens: totals.promptTokens,
+    completion_tokens: totals.completionTokens,
+    cost_nanos: record.costNanos ?? 0,
+    deployment_id: record.deploymentId ?? null,
+    attempts: record.attempts ?? 0,
+    cache: record.cache ?? null,
+    stream: stream ? 1 : 0,
+    details: Object.keys(details).length ? JSON.stringify(details) : null,
+    created_at: Date.now(),
+  });
+}

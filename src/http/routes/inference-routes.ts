@@ -1,0 +1,98 @@
+import type {} from '@fastify/swagger';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { chatRequestSchema } from '../../protocol/chat.js';
+import { completionRequestSchema } from '../../protocol/completions.js';
+import { embeddingRequestSchema } from '../../protocol/embeddings.js';
+import { OPERATION_PATHS, type Operation } from '../../protocol/endpoints.js';
+import { imageGenerationRequestSchema } from '../../protocol/images.js';
+import { speechRequestSchema } from '../../protocol/audio.js';
+import { moderationRequestSchema } from '../../protocol/moderations.js';
+import { imageEditFieldsSchema, transcriptionFieldsSchema } from '../../protocol/multipart-requests.js';
+import { ocrRequestSchema } from '../../protocol/ocr.js';
+import { rerankRequestSchema } from '../../protocol/rerank.js';
+import { videoRequestSchema } from '../../protocol/videos.js';
+import type { Next } from '../../pipeline/stage.js';
+import { createInferenceHandler, type InferenceDependencies } from '../inference-handler.js';
+import { detectImageType, readMultipartBody } from '../multipart-body.js';
+import { openApiSchema } from '../openapi-schema.js';
+
+const JSON_SCHEMAS: Partial<Record<Operation, z.ZodType>> = {
+  chat: chatRequestSchema,
+  completion: completionRequestSchema,
+  embedding: embeddingRequestSchema,
+  image_generation: imageGenerationRequestSchema,
+  speech: speechRequestSchema,
+  video: videoRequestSchema,
+  moderation: moderationRequestSchema,
+  rerank: rerankRequestSchema,
+  ocr: ocrRequestSchema,
+};
+
+const TAGS: Record<Operation, string> = {
+  chat: 'Text',
+  completion: 'Text',
+  embedding: 'Utility',
+  image_generation: 'Images',
+  image_edit: 'Images',
+  speech: 'Audio',
+  transcription: 'Audio',
+  video: 'Video',
+  moderation: 'Utility',
+  rerank: 'Utility',
+  ocr: 'Utility',
+};
+
+async function readImageEdit(request: FastifyRequest) {
+  const { fields, files } = await readMultipartBody(request);
+  if (!files.image) throw new GatewayError('invalid_request', "Missing required parameter: 'image' (a PNG, JPEG or WebP file).", { param: 'image' });
+  for (const name of ['image', 'mask'] as const) {
+    const file = files[name];
+    if (file && !detectImageType(file.bytes)) {
+      throw new GatewayError('invalid_request', `The '${name}' file is not a PNG, JPEG or WebP image.`, { param: name });
+    }
+  }
+  return { fields, files };
+}
+
+async function readTranscription(request: FastifyRequest) {
+  const { fields, files } = await readMultipartBody(request);
+  if (!files.file) throw new GatewayError('invalid_request', "Missing required parameter: 'file' (the audio to transcribe).", { param: 'file' });
+  if (files.file.bytes.length === 0) throw new GatewayError('invalid_request', 'The uploaded audio file is empty.', { param: 'file' });
+  return { fields, files };
+}
+
+export interface InferenceRoutesOptions {
+  pipelines: Record<Operation, Next>;
+  /** Default model per operation for requests that may omit it (moderations, image edits). */
+  defaultModels: Partial<Record<Operation, () => string | undefined>>;
+}
+
+/** Registers POST routes for every inference operation of the spec's endpoint table. */
+export function registerInferenceRoutes(app: FastifyInstance, dependencies: InferenceDependencies, options: InferenceRoutesOptions): void {
+  for (const operation of Object.keys(OPERATION_PATHS) as Operation[]) {
+    const multipart = operation === 'image_edit' ? readImageEdit : operation === 'transcription' ? readTranscription : undefined;
+    const schema = JSON_SCHEMAS[operation] ?? (operation === 'image_edit' ? imageEditFieldsSchema : transcriptionFieldsSchema);
+    const handler = createInferenceHandler(
+      {
+        operation,
+        schema,
+        pipeline: options.pipelines[operation],
+        readMultipart: multipart,
+        defaultModel: options.defaultModels[operation],
+        identityHeaders: operation === 'chat',
+      },
+      dependencies,
+    );
+    app.post(OPERATION_PATHS[operation], {
+      schema: {
+        tags: [TAGS[operation]],
+        summary: `${operation.replace('_', ' ')} (OpenAI-compatible)`,
+        security: [{ bearerAuth: [] }],
+        ...(multipart ? { consumes: ['multipart/form-data'] } : { body: openApiSchema(schema) }),
+      },
+      handler,
+    });
+  }
+}

@@ -1,0 +1,18 @@
+import type { z } from 'zod';
+import { GatewayError } from '../errors/gateway-error.js';
+
+/** Validates with zod and turns the first problem into one clear 400 naming the field. */
+export function validateBody<Schema extends z.ZodType>(schema: Schema, body: unknown): z.infer<Schema> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new GatewayError('invalid_request', 'The request body must be a JSON object.');
+  }
+  const result = schema.safeParse(body);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0];
+  const path = issue.path.map(String).join('.');
+  const missing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;
+  const message = missing
+    ? `Missing required parameter: '${path}'.`
+    : `Invalid value for '${path || 'body'}': ${issue.message}.`;
+  throw new GatewayError('invalid_request', message, { param: path || undefined });
+}

@@ -1,0 +1,39 @@
+/**
+ * Exact conversions between USD decimal strings and the integers gw counts money in. Money is held
+ * as integer nano-USD (1e-9 USD) in plain JS numbers: exact up to Number.MAX_SAFE_INTEGER nanos,
+ * about 9 million USD per counter (docs/money.md). Prices are parsed to BigInt pico-USD (1e-12) so
+ * that price × quantity never rounds before the single final rounding in computeCost.
+ */
+
+const NANOS_PER_USD = 1_000_000_000;
+const USD_PATTERN = /^(\d+)(?:\.(\d{1,12}))?$/;
+
+/** `123450` → `"0.000123450"`: the exact amount, always 9 decimals (x-gw-request-cost, history, balances). */
+export function formatUsd(nanos: number): string {
+  if (!Number.isSafeInteger(nanos)) throw new RangeError(`not an integer nano-USD amount: ${nanos}`);
+  const negative = nanos < 0;
+  const magnitude = negative ? -nanos : nanos;
+  const whole = Math.floor(magnitude / NANOS_PER_USD);
+  const fraction = String(magnitude - whole * NANOS_PER_USD).padStart(9, '0');
+  return `${negative ? '-' : ''}${whole}.${fraction}`;
+}
+
+/** `"10.00"` → 10_000_000_000. Refuses amounts finer than a nano-dollar instead of rounding them. */
+export function parseUsdNanos(amount: string): number {
+  const match = USD_PATTERN.exec(amount.trim());
+  if (!match) throw new RangeError(`not a USD decimal amount: "${amount}"`);
+  const fraction = match[2] ?? '';
+  if (fraction.length > 9 && /[^0]/.test(fraction.slice(9))) {
+    throw new RangeError(`USD amount finer than 1e-9: "${amount}"`);
+  }
+  const nanos = BigInt(match[1]) * 1_000_000_000n + BigInt(fraction.slice(0, 9).padEnd(9, '0'));
+  if (nanos > BigInt(Number.MAX_SAFE_INTEGER)) throw new RangeError(`USD amount too large: "${amount}"`);
+  return Number(nanos);
+}
+
+/** `"0.15"` → 150_000_000_000n pico-USD (prices carry at most 12 decimals, see model-price.ts). */
+export function parseUsdPico(amount: string): bigint {
+  const match = USD_PATTERN.exec(amount);
+  if (!match) throw new RangeError(`not a USD decimal amount: "${amount}"`);
+  return BigInt(match[1]) * 1_000_000_000_000n + BigInt((match[2] ?? '').padEnd(12, '0'));
+}

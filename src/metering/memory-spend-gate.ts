@@ -1,0 +1,130 @@
+import type { AccountState, SettledAccount, SpendAccount, SpendGate } from './spend-gate.js';
+
+interface Counter {
+  spent: number;
+  reserved: number;
+  credited: number;
+  /** 0 = never. */
+  expiresAt: number;
+}
+
+interface Hold {
+  amount: number;
+  counters: Counter[];
+  deadline: number;
+}
+
+export interface MemorySpendGateOptions {
+  now?: () => number;
+  /** How often holds past their deadline and counters of past periods are dropped; 0 disables the timer. */
+  sweepIntervalMs?: number;
+}
+
+/**
+ * SpendGate for one process. JavaScript runs each method to completion, so check-and-hold over
+ * several accounts is atomic without locks; the methods are async only to share the interface.
+ * O(accounts) per call.
+ */
+export function createMemorySpendGate(options: MemorySpendGateOptions = {}): SpendGate {
+  const now = options.now ?? Date.now;
+  const counters = new Map<string, Counter>();
+  const markers = new Map<string, number>();
+  // Insertion order ≈ deadline order (one ttl per gate in practice), so a sweep stops at the first live hold.
+  const holds = new Map<string, Hold>();
+
+  function counter(key: string, expiresAt: number): Counter {
+    let entry = counters.get(key);
+    if (!entry) {
+      entry = { spent: 0, reserved: 0, credited: 0, expiresAt };
+      counters.set(key, entry);
+    }
+    return entry;
+  }
+
+  function drop(hold: Hold): void {
+    for (const entry of hold.counters) entry.reserved = Math.max(0, entry.reserved - hold.amount);
+  }
+
+  async function sweepExpired(): Promise<number> {
+    const time = now();
+    let released = 0;
+    for (const [id, hold] of holds) {
+      if (hold.deadline > time) continue;
+      drop(hold);
+      holds.delete(id);
+      released++;
+    }
+    for (const [key, entry] of counters) {
+      if (entry.expiresAt !== 0 && entry.expiresAt <= time && entry.reserved === 0) counters.delete(key);
+    }
+    for (const [marker, expiresAt] of markers) if (expiresAt <= time) markers.delete(marker);
+    return released;
+  }
+
+  const interval = options.sweepIntervalMs ?? 30_000;
+  const timer = interval > 0 ? setInterval(() => void sweepExpired(), interval) : undefined;
+  timer?.unref();
+
+  return {
+    async reserve(reservationId, accounts, amountNanos, ttlMs) {
+      const held: Counter[] = new Array(accounts.length);
+      for (let index = 0; index < accounts.length; index++) {
+        const account = accounts[index];
+        const entry = counter(account.key, account.expiresAt);
+        const limit = account.limitNanos ?? entry.credited;
+        const available = limit - entry.spent - entry.reserved;
+        // An account at its limit is blocked even for a call estimated at zero (SPEC: "a key at its budget is blocked").
+        if (amountNanos > available || available <= 0) return { ok: false, index, availableNanos: Math.max(0, available) };
+        held[index] = entry;
+      }
+      for (const entry of held) entry.reserved += amountNanos;
+      holds.set(reservationId, { amount: amountNanos, counters: held, deadline: now() + ttlMs });
+      return { ok: true };
+    },
+    async settle(reservationId, accounts, actualNanos) {
+      const hold = holds.get(reservationId);
+      if (hold) {
+        drop(hold);
+        holds.delete(reservationId);
+      }
+      const settled: SettledAccount[] = new Array(accounts.length);
+      for (let index = 0; index < accounts.length; index++) {
+        const account: SpendAccount = accounts[index];
+        const entry = counter(account.key, account.expiresAt);
+        entry.spent += actualNanos;
+        settled[index] = { spentNanos: entry.spent, limitNanos: account.limitNanos ?? entry.credited };
+      }
+      return settled;
+    },
+    async release(reservationId) {
+      const hold = holds.get(reservationId);
+      if (!hold) return;
+      drop(hold);
+      holds.delete(reservationId);
+    },
+    async addCredit(accountKey, amountNanos) {
+      const entry = counter(accountKey, 0);
+      entry.credited += amountNanos;
+      return entry.credited;
+    },
+    async read(accountKey): Promise<AccountState> {
+      const entry = counters.get(accountKey);
+      return { spentNanos: entry?.spent ?? 0, reservedNanos: entry?.reserved ?? 0, creditedNanos: entry?.credited ?? 0 };
+    },
+    async seed(account, state) {
+      if (counters.has(account.key)) return;
+      counters.set(account.key, { spent: state.spentNanos, reserved: 0, credited: state.creditedNanos ?? 0, expiresAt: account.expiresAt });
+    },
+    async claimOnce(marker, ttlMs) {
+      const time = now();
+      const expiresAt = markers.get(marker);
+      if (expiresAt !== undefined && expiresAt > time) return false;
+      markers.set(marker, time + ttlMs);
+      return true;
+    },
+    sweepExpired,
+    async close() {
+      if (timer) clearInterval(timer);
+    },
+  };
+}

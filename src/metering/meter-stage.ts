@@ -1,0 +1,253 @@
+import { GatewayError } from '../errors/gateway-error.js';
+import type { EventBus } from '../lib/event-bus.js';
+import type { GatewayCall, Next, Outcome, Stage } from '../pipeline/stage.js';
+import type { Usage } from '../protocol/usage.js';
+import type { Deployment } from '../routing/catalog-types.js';
+import { createThresholdNotifier } from './budget-thresholds.js';
+import { computeCost, type Cost } from './compute-cost.js';
+import { countPromptTokens, DEFAULT_ESTIMATE_LIMITS, estimateMaxUsage, type EstimateLimits } from './estimate-usage.js';
+import { formatUsd } from './format-usd.js';
+import { meterStream } from './metered-stream.js';
+import type { PricingCatalog } from './pricing-catalog.js';
+import { spendAccountsFor } from './spend-accounts.js';
+import type { SpendGate, SpendAccount } from './spend-gate.js';
+import type { SpendLedger } from './spend-ledger.js';
+import { createPeriodClock } from './spend-periods.js';
+import type { SpendSeeder } from './spend-seeder.js';
+import type { TokenCounter } from './token-counter.js';
+
+export interface MeterStageOptions {
+  pricing: PricingCatalog;
+  gate: SpendGate;
+  seeder: SpendSeeder;
+  ledger: SpendLedger;
+  events: EventBus;
+  tokens: TokenCounter;
+  /** The deployments behind a public model id: the reservation takes the dearest of their prices. */
+  deploymentsOf?: (modelId: string) => readonly Deployment[] | undefined;
+  /** The deployment that served a call (call.record.deploymentId): the settlement uses its price. */
+  findDeployment?: (deploymentId: string) => Deployment | undefined;
+  /** Charge calls to the org's credit balance (default true); budgets apply either way. */
+  credits?: boolean;
+  limits?: Partial<EstimateLimits>;
+  /** Holds older than this are released by the gate's sweeper; keep it above the longest call. */
+  reservationTtlMs?: number;
+  /** How long an abandoned stream is read on to learn its usage. */
+  streamDrainTimeoutMs?: number;
+  now?: () => number;
+  onError?: (error: unknown, context: string) => void;
+}
+
+const FREE: Cost = { costNanos: 0, unpriced: false, reported: false, breakdown: [] };
+
+const ACCOUNT_NAMES: Record<SpendAccount['kind'], string> = {
+  credit: "the org's credit balance",
+  org: "the org's budget",
+  team: "the team's budget",
+  key: "the key's budget",
+  user: 'the budget for this user on the key',
+};
+
+/**
+ * Credits and budgets around one call: estimate the most it can cost, hold that on every account
+ * that applies (402 if one cannot cover it, 503 if the store is down), run the call, settle the
+ * actual cost from the reported usage and release the rest, record it in the spend ledger. See
+ * docs/money.md. Moderations are not metered.
+ */
+export function createMeterStage(options: MeterStageOptions): Stage {
+  const { pricing, gate, seeder, ledger, tokens } = options;
+  const now = options.now ?? Date.now;
+  const limits: EstimateLimits = { ...DEFAULT_ESTIMATE_LIMITS, ...options.limits };
+  const credits = options.credits ?? true;
+  const ttlMs = options.reservationTtlMs ?? 15 * 60_000;
+  const drainTimeoutMs = options.streamDrainTimeoutMs ?? 5 * 60_000;
+  const windowOf = createPeriodClock(now);
+  const thresholds = createThresholdNotifier({ gate, events: options.events, now });
+  const report = options.onError ?? (() => {});
+
+  function reservationCost(call: GatewayCall): Cost {
+    const orgId = call.auth.org.id;
+    const price = pricing.priceFor(call.model, orgId);
+    const usage = estimateMaxUsage(call, price, tokens, limits);
+    let cost = computeCost(usage, price);
+    for (const deployment of options.deploymentsOf?.(call.model) ?? []) {
+      if (!deployment.pricing || !deployment.enabled) continue;
+      const candidate = computeCost(usage, pricing.priceFor(call.model, orgId, deployment));
+      if (candidate.costNanos > cost.costNanos) cost = { ...candidate, unpriced: cost.unpriced || candidate.unpriced };
+    }
+    return cost;
+  }
+
+  function settlementCost(call: GatewayCall, usage: Usage): Cost {
+    const deploymentId = call.record.deploymentId;
+    const deployment = deploymentId ? options.findDeployment?.(deploymentId) : undefined;
+    return computeCost(usage, pricing.priceFor(deployment?.modelId ?? call.model, call.auth.org.id, deployment));
+  }
+
+  /** Usage for an upstream that reported none: prompt + produced text counted here, or the request's own units. */
+  function fallbackUsage(call: GatewayCall, producedText: string): Usage {
+    if (call.operation === 'chat' || call.operation === 'completion' || call.operation === 'embedding') {
+      return { inputTokens: countPromptTokens(call, tokens), outputTokens: tokens.count(producedText) };
+    }
+    return estimateMaxUsage(call, pricing.priceFor(call.model, call.auth.org.id), tokens, limits);
+  }
+
+  async function settle(call: GatewayCall, accounts: SpendAccount[], usage: Usage, estimated: boolean, known?: Cost): Promise<Cost> {
+    const hit = call.record.cache === 'hit';
+    const cost = hit ? FREE : (known ?? settlementCost(call, usage));
+    call.record.usage = usage;
+    call.record.costNanos = cost.costNanos;
+    if (cost.unpriced) call.record.unpriced = true;
+    let settled;
+    try {
+      settled = await gate.settle(call.requestId, accounts, cost.costNanos);
+    } catch (error) {
+      // The call has run: answer it, and let the hold expire; the ledger below still records the spend.
+      report(error, 'spend settlement failed');
+    }
+    const units: Usage & { estimated?: boolean; cache?: 'hit' } = estimated ? { ...usage, estimated } : usage;
+    if (hit) units.cache = 'hit';
+    ledger.record({
+      requestId: call.requestId,
+      orgId: call.auth.org.id,
+      keyId: call.auth.key.id,
+      keyAlias: call.auth.key.alias,
+      teamId: call.auth.team?.id ?? null,
+      user: call.user ?? null,
+      model: call.model,
+      operation: call.operation,
+      units,
+      costNanos: cost.costNanos,
+      unpriced: cost.unpriced,
+      createdAt: now(),
+    });
+    if (settled) {
+      thresholds
+        .check(accounts, settled, cost.costNanos, { keyAlias: call.auth.key.alias, requestId: call.requestId, model: call.model })
+        .catch((error) => report(error, 'budget threshold check failed'));
+    }
+    return cost;
+  }
+
+  function release(call: GatewayCall): void {
+    gate.release(call.requestId).catch((error) => report(error, 'reservation release failed'));
+  }
+
+  async function reserve(call: GatewayCall, accounts: SpendAccount[], amountNanos: number): Promise<void> {
+    let result;
+    try {
+      const seeding = seeder.ensure(accounts);
+      if (seeding) await seeding;
+      result = await gate.reserve(call.requestId, accounts, amountNanos, ttlMs);
+    } catch (error) {
+      throw new GatewayError('credit_check_failed', 'The credit system is unavailable; the request was not run. Retry shortly.', { cause: error });
+    }
+    if (result.ok) return;
+    const account = accounts[result.index];
+    throw new GatewayError(
+      'insufficient_credits',
+      `This call may cost up to ${formatUsd(amountNanos)} USD, more than ${ACCOUNT_NAMES[account.kind]} has left (${formatUsd(result.availableNanos)} USD). Nothing was charged.`,
+      { details: { account: account.kind, required_usd: formatUsd(amountNanos), available_usd: formatUsd(result.availableNanos) } },
+    );
+  }
+
+  function runStream(call: GatewayCall, accounts: SpendAccount[], next: Next): Promise<Outcome> {
+    // The upstream is cut when the client leaves before the stream starts; after that it is drained (metered-stream.ts).
+    const upstream = new AbortController();
+    let streaming = false;
+    const onClientAbort = () => {
+      if (!streaming) upstream.abort(call.signal.reason);
+    };
+    if (call.signal.aborted) upstream.abort(call.signal.reason);
+    else call.signal.addEventListener('abort', onClientAbort, { once: true });
+    const downstream: GatewayCall = { ...call, signal: upstream.signal };
+    let priced: Cost | undefined;
+    return next(downstream).then(
+      (outcome) => {
+        if (outcome.kind !== 'stream') {
+          call.signal.removeEventListener('abort', onClientAbort);
+          return finishPlain(call, accounts, outcome);
+        }
+        streaming = true;
+        const events = meterStream(outcome.events, {
+          drainTimeoutMs,
+          abortUpstream: () => upstream.abort(new Error('stream drain timed out')),
+          onUsage(usage) {
+            priced = call.record.cache === 'hit' ? FREE : settlementCost(call, usage);
+            const costUsd = formatUsd(priced.costNanos);
+            call.record.headers['x-gw-request-cost'] = costUsd;
+            return costUsd;
+          },
+          async onEnd(end) {
+            call.signal.removeEventListener('abort', onClientAbort);
+            if (end.usage) {
+              await settle(call, accounts, end.usage, false, priced);
+            } else if (end.text.length > 0 || call.record.cache === 'hit') {
+              await settle(call, accounts, fallbackUsage(call, end.text), true);
+            } else {
+              release(call);
+            }
+          },
+        });
+        return { kind: 'stream', events } satisfies Outcome;
+      },
+      (error: unknown) => {
+        call.signal.removeEventListener('abort', onClientAbort);
+        release(call);
+        throw error;
+      },
+    );
+  }
+
+  async function finishPlain(call: GatewayCall, accounts: SpendAccount[], outcome: Exclude<Outcome, { kind: 'stream' }>): Promise<Outcome> {
+    let usage = outcome.usage;
+    let estimated = false;
+    if (!usage) {
+      usage = call.record.usage ?? fallbackUsage(call, completionText(outcome));
+      estimated = call.record.usage === undefined;
+    }
+    const cost = await settle(call, accounts, usage, estimated);
+    call.record.headers['x-gw-request-cost'] = formatUsd(cost.costNanos);
+    return outcome;
+  }
+
+  return {
+    name: 'meter',
+    async run(call, next) {
+      if (call.operation === 'moderation') return next(call);
+      const estimate = reservationCost(call);
+      if (estimate.unpriced && !call.auth.org.settings.allowUnpricedModels) {
+        throw new GatewayError('model_not_priced', `The model "${call.model}" has no price for this operation, so it cannot be metered. Ask an admin to set its price.`, {
+          param: 'model',
+        });
+      }
+      const accounts = spendAccountsFor(call.auth, call.user, windowOf, credits);
+      await reserve(call, accounts, estimate.costNanos);
+      if (call.stream) return runStream(call, accounts, next);
+      let outcome: Outcome;
+      try {
+        outcome = await next(call);
+      } catch (error) {
+        release(call);
+        throw error;
+      }
+      if (outcome.kind === 'stream') {
+        // A non-stream call answered as a stream is metered as one.
+        return runStream(call, accounts, () => Promise.resolve(outcome));
+      }
+      return finishPlain(call, accounts, outcome);
+    },
+  };
+}
+
+function completionText(outcome: Exclude<Outcome, { kind: 'stream' }>): string {
+  if (outcome.kind !== 'json') return '';
+  const choices = (outcome.body as { choices?: Array<{ message?: { content?: unknown }; text?: unknown }> } | null)?.choices;
+  if (!Array.isArray(choices)) return '';
+  let text = '';
+  for (const choice of choices) {
+    const content = choice.message?.content ?? choice.text;
+    if (typeof content === 'string') text += content;
+  }
+  return text;
+}

@@ -1,0 +1,198 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import type { AccountState, SettledAccount, SpendGate } from './spend-gate.js';
+
+export interface RedisSpendGateOptions {
+  redis: Redis;
+  /** Prefix of every key this gate writes; lets tests and tenants share one Redis. */
+  prefix?: string;
+  now?: () => number;
+  /** A command slower than this fails (→ 503 credit_check_failed) instead of holding the request. */
+  commandTimeoutMs?: number;
+  /** How often this instance releases expired holds (of any instance); 0 disables the timer. */
+  sweepIntervalMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+/*
+ * Lua notes. Every script runs atomically on the Redis server, which is what makes "check all
+ * accounts, then hold on all of them" safe across instances. Amounts reach Redis commands only as
+ * the decimal strings the client sent (ARGV) or Redis returned, never as Lua numbers: Lua formats
+ * numbers with 14 significant digits, which would corrupt nano-dollar sums past 1e14. Lua numbers
+ * (doubles) are used only to compare, which is exact below 2^53.
+ */
+const RESERVE = `
+local amount = tonumber(ARGV[2])
+local n = #KEYS - 2
+for i = 1, n do
+  local values = redis.call('HMGET', KEYS[i + 2], 'spent', 'reserved', 'credited')
+  local limit = ARGV[3 + i * 2]
+  local cap
+  if limit == '' then cap = tonumber(values[3] or '0') else cap = tonumber(limit) end
+  local available = cap - tonumber(values[1] or '0') - tonumber(values[2] or '0')
+  if amount > available or available <= 0 then return {0, i - 1, tostring(available)} end
+end
+local names = {}
+for i = 1, n do
+  local key = KEYS[i + 2]
+  if ARGV[2] ~= '0' then redis.call('HINCRBY', key, 'reserved', ARGV[2]) end
+  if ARGV[4 + i * 2] ~= '0' then redis.call('PEXPIREAT', key, ARGV[4 + i * 2]) end
+  names[i] = key
+end
+redis.call('HSET', KEYS[1], 'amount', ARGV[2], 'keys', table.concat(names, '\\n'))
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+return {1}
+`;
+
+const SETTLE = `
+local amount = redis.call('HGET', KEYS[1], 'amount')
+local out = {}
+for i = 1, #KEYS - 2 do
+  local key = KEYS[i + 2]
+  if amount and amount ~= '0' then
+    if redis.call('HINCRBY', key, 'reserved', '-' .. amount) < 0 then redis.call('HSET', key, 'reserved', '0') end
+  end
+  local spent = redis.call('HINCRBY', key, 'spent', ARGV[2])
+  local limit = ARGV[1 + i * 2]
+  if limit == '' then limit = redis.call('HGET', key, 'credited') or '0' end
+  if ARGV[2 + i * 2] ~= '0' then redis.call('PEXPIREAT', key, ARGV[2 + i * 2]) end
+  out[2 * i - 1] = spent
+  out[2 * i] = limit
+end
+redis.call('DEL', KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return out
+`;
+
+const RELEASE_BODY = `
+local function release(holdKey)
+  local hold = redis.call('HMGET', holdKey, 'amount', 'keys')
+  if not hold[1] then return 0 end
+  if hold[1] ~= '0' then
+    for key in string.gmatch(hold[2], '[^\\n]+') do
+      if redis.call('HINCRBY', key, 'reserved', '-' .. hold[1]) < 0 then redis.call('HSET', key, 'reserved', '0') end
+    end
+  end
+  redis.call('DEL', holdKey)
+  return 1
+end
+`;
+
+const RELEASE = `${RELEASE_BODY}
+local released = release(KEYS[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
+return released
+`;
+
+const SWEEP = `${RELEASE_BODY}
+local ids = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, tonumber(ARGV[3]))
+for _, id in ipairs(ids) do
+  release(ARGV[2] .. id)
+  redis.call('ZREM', KEYS[1], id)
+end
+return #ids
+`;
+
+const SEED = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'spent', ARGV[1], 'reserved', '0', 'credited', ARGV[2])
+if ARGV[3] ~= '0' then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
+return 1
+`;
+
+interface Script {
+  lua: string;
+  sha: string;
+}
+
+const script = (lua: string): Script => ({ lua, sha: createHash('sha1').update(lua).digest('hex') });
+
+/** Holds live this long past their deadline in Redis, so a late settle still finds the amount to release. */
+const HOLD_GRACE_MS = 3_600_000;
+const SWEEP_BATCH = 500;
+
+export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate {
+  const { redis } = options;
+  const prefix = options.prefix ?? 'gw:spend:';
+  const now = options.now ?? Date.now;
+  const timeoutMs = options.commandTimeoutMs ?? 2000;
+  const deadlines = `${prefix}holds`;
+  const holdPrefix = `${prefix}hold:`;
+  const scripts = { reserve: script(RESERVE), settle: script(SETTLE), release: script(RELEASE), sweep: script(SWEEP), seed: script(SEED) };
+
+  function withTimeout<T>(promise: Promise<T>): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`spend store did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  async function run(which: Script, keys: string[], args: string[]): Promise<unknown> {
+    try {
+      return await withTimeout(redis.evalsha(which.sha, keys.length, ...keys, ...args));
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
+      return withTimeout(redis.eval(which.lua, keys.length, ...keys, ...args));
+    }
+  }
+
+  async function sweepExpired(): Promise<number> {
+    return Number(await run(scripts.sweep, [deadlines], [String(now()), holdPrefix, String(SWEEP_BATCH)]));
+  }
+
+  const interval = options.sweepIntervalMs ?? 30_000;
+  const timer = interval > 0 ? setInterval(() => void sweepExpired().catch((error) => options.onError?.(error)), interval) : undefined;
+  timer?.unref();
+
+  return {
+    async reserve(reservationId, accounts, amountNanos, ttlMs) {
+      const deadline = now() + ttlMs;
+      const keys = [holdPrefix + reservationId, deadlines];
+      const args = [reservationId, String(amountNanos), String(deadline), String(ttlMs + HOLD_GRACE_MS)];
+      for (const account of accounts) {
+        keys.push(prefix + account.key);
+        args.push(account.limitNanos === null ? '' : String(account.limitNanos), String(account.expiresAt));
+      }
+      const reply = (await run(scripts.reserve, keys, args)) as Array<number | string>;
+      if (Number(reply[0]) === 1) return { ok: true };
+      return { ok: false, index: Number(reply[1]), availableNanos: Math.max(0, Number(reply[2])) };
+    },
+    async settle(reservationId, accounts, actualNanos) {
+      const keys = [holdPrefix + reservationId, deadlines];
+      const args = [reservationId, String(actualNanos)];
+      for (const account of accounts) {
+        keys.push(prefix + account.key);
+        args.push(account.limitNanos === null ? '' : String(account.limitNanos), String(account.expiresAt));
+      }
+      const reply = (await run(scripts.settle, keys, args)) as Array<number | string>;
+      const settled: SettledAccount[] = [];
+      for (let index = 0; index < accounts.length; index++) {
+        settled.push({ spentNanos: Number(reply[2 * index]), limitNanos: Number(reply[2 * index + 1]) });
+      }
+      return settled;
+    },
+    async release(reservationId) {
+      await run(scripts.release, [holdPrefix + reservationId, deadlines], [reservationId]);
+    },
+    async addCredit(accountKey, amountNanos) {
+      return Number(await withTimeout(redis.hincrby(prefix + accountKey, 'credited', String(amountNanos))));
+    },
+    async read(accountKey): Promise<AccountState> {
+      const [spent, reserved, credited] = await withTimeout(redis.hmget(prefix + accountKey, 'spent', 'reserved', 'credited'));
+      return { spentNanos: Number(spent ?? 0), reservedNanos: Number(reserved ?? 0), creditedNanos: Number(credited ?? 0) };
+    },
+    async seed(account, state) {
+      await run(scripts.seed, [prefix + account.key], [String(state.spentNanos), String(state.creditedNanos ?? 0), String(account.expiresAt)]);
+    },
+    async claimOnce(marker, ttlMs) {
+      const reply = await withTimeout(redis.set(`${prefix}once:${marker}`, '1', 'PX', ttlMs, 'NX'));
+      return reply === 'OK';
+    },
+    sweepExpired,
+    async close() {
+      if (timer) clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import type { BudgetPeriod } from '../tenancy/tenancy-types.js';
+
+export type AccountKind = 'credit' | 'org' | 'team' | 'key' | 'user';
+
+/**
+ * One account a call is charged to, in one period bucket. The gate reads only `key`, `limitNanos`
+ * and `expiresAt`; the rest is for seeding from SQL and for threshold events.
+ */
+export interface SpendAccount {
+  /** Counter name, unique per account and period, e.g. "key:<id>:m2025-07". */
+  readonly key: string;
+  readonly kind: AccountKind;
+  /** The budget limit; null for the credit account, whose limit is the credited total held in the gate. */
+  readonly limitNanos: number | null;
+  /** Epoch ms after which the counter may be dropped (a past period); 0 = never. */
+  readonly expiresAt: number;
+  readonly orgId: string;
+  /** org, team or key id the account belongs to. */
+  readonly ownerId: string;
+  readonly user?: string;
+  readonly period: BudgetPeriod;
+  readonly periodStartMs: number;
+  readonly thresholds: readonly number[];
+}
+
+export interface AccountState {
+  spentNanos: number;
+  reservedNanos: number;
+  /** Credited total (credit accounts); 0 elsewhere. */
+  creditedNanos: number;
+}
+
+export type ReserveResult =
+  | { ok: true }
+  /** `index` is the first account that could not cover the amount; `availableNanos` what it had left. */
+  | { ok: false; index: number; availableNanos: number };
+
+/** Per account, in the order given: spent after the settlement, and the limit it was held to. */
+export interface SettledAccount {
+  spentNanos: number;
+  limitNanos: number;
+}
+
+/**
+ * The atomic counters behind credits and budgets. `reserve` checks every account and holds the
+ * amount on all of them, or on none; `settle` turns a hold into spend at the actual cost; `release`
+ * drops a hold. Holds carry a deadline and `sweepExpired` releases the ones left behind by a dead
+ * instance. Implementations: memory-spend-gate.ts (one process) and redis-spend-gate.ts (Lua).
+ * Amounts are integer nano-USD.
+ */
+export interface SpendGate {
+  reserve(reservationId: string, accounts: readonly SpendAccount[], amountNanos: number, ttlMs: number): Promise<ReserveResult>;
+  settle(reservationId: string, accounts: readonly SpendAccount[], actualNanos: number): Promise<SettledAccount[]>;
+  release(reservationId: string): Promise<void>;
+  /** Adds to a credit account's credited total (a top-up) and returns the new total. */
+  addCredit(accountKey: string, amountNanos: number): Promise<number>;
+  read(accountKey: string): Promise<AccountState>;
+  /** Sets spent (and credited) only where the counter has none yet, so instances seeding at once cannot clobber live counts. */
+  seed(account: Pick<SpendAccount, 'key' | 'expiresAt'>, state: { spentNanos: number; creditedNanos?: number }): Promise<void>;
+  /** True exactly once per marker until `ttlMs` passes: dedupes threshold events across instances. */
+  claimOnce(marker: string, ttlMs: number): Promise<boolean>;
+  /** Releases holds past their deadline; returns how many. */
+  sweepExpired(): Promise<number>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,76 @@
+import { countTokens } from 'gpt-tokenizer';
+
+/**
+ * Prompt token counts for credit reservations and TPM estimates, with gpt-tokenizer's o200k_base
+ * encoding (exact for current OpenAI models, a close estimate for others — good enough for a hold
+ * that is settled from the upstream's own count). Tokenizing is the most expensive step of metering,
+ * so counts of longer strings (system prompts, tool schemas repeated on every call) are kept in a
+ * small LRU map owned by the counter instance.
+ */
+export interface TokenCounter {
+  count(text: string): number;
+  /** Messages as the chat API sends them: contents, names, tool calls, plus per-message overhead. */
+  countMessages(messages: ReadonlyArray<Record<string, unknown>>, tools?: unknown): number;
+}
+
+export interface TokenCounterOptions {
+  /** Strings at least this long are cached. */
+  cacheMinLength?: number;
+  cacheEntries?: number;
+}
+
+/** OpenAI's chat format adds about 3 tokens per message (role, separators) and 3 to prime the reply; we round up to 4. */
+const PER_MESSAGE_TOKENS = 4;
+const REPLY_PRIMING_TOKENS = 3;
+/** A high-detail 2048×2048 image is 1105 tokens on GPT-4o (85 + 6 tiles × 170); larger models bill similar amounts. */
+const IMAGE_PART_TOKENS = 1105;
+/** Audio input is about 10 tokens per second; 16 kB per second bounds common encodings from below. */
+const AUDIO_BYTES_PER_TOKEN = 1600;
+// Text that looks like a special token is counted as plain text; it is never a control token here.
+const ENCODE_OPTIONS = { disallowedSpecial: new Set<string>() };
+
+export function createTokenCounter(options: TokenCounterOptions = {}): TokenCounter {
+  const minLength = options.cacheMinLength ?? 64;
+  const maxEntries = options.cacheEntries ?? 4096;
+  const cache = new Map<string, number>();
+
+  function count(text: string): number {
+    if (text.length === 0) return 0;
+    if (text.length < minLength) return countTokens(text, ENCODE_OPTIONS);
+    const cached = cache.get(text);
+    if (cached !== undefined) return cached;
+    const tokens = countTokens(text, ENCODE_OPTIONS);
+    if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
+    cache.set(text, tokens);
+    return tokens;
+  }
+
+  function countPart(part: Record<string, unknown>): number {
+    if (typeof part.text === 'string') return count(part.text);
+    if (part.type === 'image_url' || part.type === 'image') return IMAGE_PART_TOKENS;
+    const audio = part.input_audio as { data?: unknown } | undefined;
+    if (audio && typeof audio.data === 'string') return Math.ceil((audio.data.length * 0.75) / AUDIO_BYTES_PER_TOKEN);
+    return 0;
+  }
+
+  function countMessages(messages: ReadonlyArray<Record<string, unknown>>, tools?: unknown): number {
+    let total = REPLY_PRIMING_TOKENS;
+    for (const message of messages) {
+      total += PER_MESSAGE_TOKENS;
+      const content = message.content;
+      if (typeof content === 'string') total += count(content);
+      else if (Array.isArray(content)) for (const part of content) total += countPart(part as Record<string, unknown>);
+      if (typeof message.name === 'string') total += count(message.name);
+      const toolCalls = message.tool_calls;
+      if (Array.isArray(toolCalls)) {
+        for (const call of toolCalls as Array<{ function?: { name?: string; arguments?: string } }>) {
+          total += PER_MESSAGE_TOKENS + count(call.function?.name ?? '') + count(call.function?.arguments ?? '');
+        }
+      }
+    }
+    if (Array.isArray(tools) && tools.length > 0) total += count(JSON.stringify(tools));
+    return total;
+  }
+
+  return { count, countMessages };
+}

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import type { EmbeddingRequest } from '../../protocol/embeddings.js';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { OperationTranslator } from '../http/provider-adapter.js';
+import { buildEmbeddingResponse, countEmbeddingTokens, embeddingInputTexts } from '../openai/embedding-shapes.js';
+import { geminiModelName, geminiModelUrl } from './gemini-url.js';
+
+const batchResponseSchema = z.looseObject({ embeddings: z.array(z.looseObject({ values: z.array(z.number()) })) });
+
+/**
+ * models.batchEmbedContents (https://ai.google.dev/api/embeddings#method:-models.batchembedcontents).
+ * It reports no token count, so usage is the gateway's own count of the input. The task type comes
+ * from settings.taskType (e.g. RETRIEVAL_DOCUMENT) when the deployment sets one.
+ */
+export const geminiEmbeddingTranslator: OperationTranslator<EmbeddingRequest> = {
+  buildRequest(request, context) {
+    const model = geminiModelName(context.target.upstreamModel);
+    const taskType = context.target.settings.taskType;
+    const requests = embeddingInputTexts(request.input).map((text) => ({
+      model,
+      content: { parts: [{ text }] },
+      ...(taskType ? { taskType } : {}),
+      ...(request.dimensions ? { outputDimensionality: request.dimensions } : {}),
+    }));
+    return {
+      method: 'POST',
+      url: geminiModelUrl(context.target.baseUrl, context.target.upstreamModel, 'batchEmbedContents'),
+      headers: { 'content-type': 'application/json', 'x-goog-api-key': context.target.apiKey ?? '' },
+      body: JSON.stringify({ requests }),
+    };
+  },
+  parseResponse(body, context) {
+    const parsed = batchResponseSchema.safeParse(body);
+    if (!parsed.success) {
+      throw new GatewayError('upstream_bad_response', 'The gemini upstream answered with unreadable embeddings', {
+        provider: 'gemini',
+        cause: parsed.error,
+      });
+    }
+    const request = embeddingRequestOf(context);
+    const inputTokens = request ? countEmbeddingTokens(embeddingInputTexts(request.input)) : 0;
+    const vectors = parsed.data.embeddings.map((embedding) => embedding.values);
+    return {
+      body: buildEmbeddingResponse(context.model, vectors, inputTokens, request?.encoding_format),
+      usage: { inputTokens },
+    };
+  },
+};
+
+/** The original request, when the caller threads it through the context (see docs/providers.md). */
+function embeddingRequestOf(context: object): EmbeddingRequest | undefined {
+  return (context as { request?: EmbeddingRequest }).request;
+}

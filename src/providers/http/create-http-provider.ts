@@ -1,0 +1,164 @@
+import type { Dispatcher } from 'undici';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { Operation } from '../../protocol/endpoints.js';
+import type { Outcome, StreamEvent } from '../../pipeline/stage.js';
+import { createSseParser } from '../../lib/sse-parser.js';
+import type { Invocation, Provider } from '../provider.js';
+import type {
+  OperationTranslator,
+  ProviderAdapter,
+  StreamFraming,
+  TranslationContext,
+  UpstreamStreamMessage,
+} from './provider-adapter.js';
+import { toUpstreamError, type UpstreamClient } from './upstream-client.js';
+
+/** Splits an upstream byte stream into messages; one per stream. */
+export interface FrameDecoder {
+  push(chunk: Uint8Array): UpstreamStreamMessage[];
+  end(): UpstreamStreamMessage[];
+}
+
+export type FrameDecoderFactories = Partial<Record<StreamFraming, () => FrameDecoder>>;
+
+const DEFAULT_DECODERS: FrameDecoderFactories = { sse: createSseParser, ndjson: createNdjsonDecoder };
+
+/** Largest error body we read from an upstream, to quote its message. */
+const ERROR_BODY_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * Turns a pure ProviderAdapter into a Provider by adding the transport: send with the shared
+ * upstream client, map error answers with the adapter, decode stream framing, translate events.
+ */
+export function createHttpProvider(
+  adapter: ProviderAdapter,
+  client: UpstreamClient,
+  decoders: FrameDecoderFactories = {},
+): Provider {
+  const operations = new Set(Object.keys(adapter.translators) as Operation[]);
+  const decoderFactory = decoders[adapter.streamFraming] ?? DEFAULT_DECODERS[adapter.streamFraming];
+
+  return {
+    id: adapter.id,
+    operations,
+    async invoke(invocation: Invocation): Promise<Outcome> {
+      const { call, target, signal } = invocation;
+      const translator = adapter.translators[call.operation] as OperationTranslator | undefined;
+      if (!translator) {
+        throw new GatewayError('unsupported_model', `Provider ${adapter.id} does not serve ${call.operation}.`);
+      }
+      const context: TranslationContext = {
+        model: call.model,
+        target,
+        requestId: call.requestId,
+        created: Math.floor(Date.now() / 1000),
+      };
+      const streaming = call.stream && translator.createStreamTranslator !== undefined;
+      const upstreamRequest = translator.buildRequest(call.files ? { ...call.request, files: call.files } : call.request, {
+        ...context,
+        stream: streaming,
+      });
+      const response = await client.send(upstreamRequest, {
+        signal,
+        firstByteMs: target.timeouts.firstByteMs,
+        idleMs: target.timeouts.firstByteMs,
+        provider: adapter.id,
+      });
+      if (response.statusCode >= 400) throw await readError(adapter, response);
+
+      const contentType = String(response.headers['content-type'] ?? '');
+      if (streaming && !contentType.includes('application/json')) {
+        if (!decoderFactory) throw new Error(`no stream decoder for ${adapter.streamFraming}`);
+        return {
+          kind: 'stream',
+          events: translateStream(response, translator.createStreamTranslator!(context), decoderFactory(), adapter.id, signal),
+        };
+      }
+      let raw: Buffer;
+      try {
+        raw = Buffer.from(await response.body.arrayBuffer());
+      } catch (error) {
+        throw toUpstreamError(error, adapter.id, signal);
+      }
+      let parsed: unknown = raw;
+      if (contentType.includes('json')) {
+        try {
+          parsed = JSON.parse(raw.toString('utf8'));
+        } catch (error) {
+          throw new GatewayError('upstream_bad_response', `The provider returned invalid JSON (${adapter.id}).`, {
+            provider: adapter.id,
+            cause: error,
+          });
+        }
+      }
+      const result = translator.parseResponse(parsed, { ...context, contentType, raw });
+      if (result.binary) return { kind: 'binary', contentType: result.binary.contentType, bytes: result.binary.bytes, usage: result.usage };
+      return { kind: 'json', body: result.body, usage: result.usage, raw: result.passthrough ? raw : undefined };
+    },
+  };
+}
+
+async function readError(adapter: ProviderAdapter, response: Dispatcher.ResponseData): Promise<GatewayError> {
+  let text = '';
+  try {
+    for await (const chunk of response.body) {
+      text += chunk.toString();
+      if (text.length > ERROR_BODY_LIMIT_BYTES) break;
+    }
+  } catch {
+    // The status alone is enough to classify the failure.
+  }
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // Not JSON: the adapter gets the text.
+  }
+  return adapter.parseError(response.statusCode, body, response.headers);
+}
+
+async function* translateStream(
+  response: Dispatcher.ResponseData,
+  translator: ReturnType<NonNullable<OperationTranslator['createStreamTranslator']>>,
+  decoder: FrameDecoder,
+  provider: string,
+  signal: AbortSignal,
+): AsyncGenerator<StreamEvent> {
+  try {
+    for await (const chunk of response.body) {
+      for (const message of decoder.push(chunk)) {
+        for (const event of translator.translate(message)) yield event;
+      }
+    }
+    for (const message of decoder.end()) {
+      for (const event of translator.translate(message)) yield event;
+    }
+    for (const event of translator.finish()) yield event;
+  } catch (error) {
+    throw toUpstreamError(error, provider, signal);
+  } finally {
+    // Stops reading (and frees the socket) when the consumer leaves early.
+    if (!response.body.destroyed) response.body.destroy();
+  }
+}
+
+/** Newline-delimited JSON, one message per line. */
+export function createNdjsonDecoder(): FrameDecoder {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  const take = (final: boolean): UpstreamStreamMessage[] => {
+    const lines = buffer.split('\n');
+    buffer = final ? '' : (lines.pop() ?? '');
+    return lines.map((line) => line.trim()).filter(Boolean).map((data) => ({ data }));
+  };
+  return {
+    push(chunk) {
+      buffer += decoder.decode(chunk, { stream: true });
+      return take(false);
+    },
+    end() {
+      buffer += decoder.decode();
+      return take(true);
+    },
+  };
+}

@@ -1,0 +1,86 @@
+import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+import { GatewayError } from '../../errors/gateway-error.js';
+import type { UpstreamRequest } from './provider-adapter.js';
+
+/**
+ * The one HTTP client for upstream calls: an undici Agent (a keep-alive pool per origin) and
+ * `request()`, the lowest-overhead client API in Node. Network failures become GatewayErrors with
+ * the spec's statuses: timeouts 504, refused/reset connections 503, broken answers 502.
+ */
+export interface UpstreamClient {
+  send(request: UpstreamRequest, options: SendOptions): Promise<Dispatcher.ResponseData>;
+  close(): Promise<void>;
+}
+
+export interface SendOptions {
+  signal: AbortSignal;
+  /** Time allowed until response headers arrive. */
+  firstByteMs: number;
+  /** Longest silence allowed between body chunks. */
+  idleMs: number;
+  provider: string;
+}
+
+export interface UpstreamClientOptions {
+  connectTimeoutMs?: number;
+  connectionsPerOrigin?: number;
+  keepAliveTimeoutMs?: number;
+  /** Extra CA or TLS settings for tests. */
+  connect?: Record<string, unknown>;
+}
+
+export function createUpstreamClient(options: UpstreamClientOptions = {}): UpstreamClient {
+  const agent = new Agent({
+    connections: options.connectionsPerOrigin ?? 256,
+    pipelining: 1,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
+    keepAliveMaxTimeout: 600_000,
+    connect: { timeout: options.connectTimeoutMs ?? 10_000, ...options.connect },
+  });
+  return {
+    async send(request, sendOptions) {
+      try {
+        return await agent.request({
+          origin: new URL(request.url).origin,
+          path: pathOf(request.url),
+          method: request.method,
+          headers: request.headers,
+          body: request.body,
+          signal: sendOptions.signal,
+          headersTimeout: sendOptions.firstByteMs,
+          bodyTimeout: sendOptions.idleMs,
+        });
+      } catch (error) {
+        throw toUpstreamError(error, sendOptions.provider, sendOptions.signal);
+      }
+    },
+    close: () => agent.close(),
+  };
+}
+
+function pathOf(url: string): string {
+  const parsed = new URL(url);
+  return parsed.pathname + parsed.search;
+}
+
+/** Maps a transport failure to the spec's statuses. A client abort is rethrown as it is. */
+export function toUpstreamError(error: unknown, provider: string, signal?: AbortSignal): unknown {
+  if (error instanceof GatewayError) return error;
+  if (signal?.aborted) {
+    const reason = signal.reason;
+    if (reason instanceof GatewayError) return reason;
+    return error;
+  }
+  if (
+    error instanceof undiciErrors.HeadersTimeoutError ||
+    error instanceof undiciErrors.BodyTimeoutError ||
+    error instanceof undiciErrors.ConnectTimeoutError
+  ) {
+    return new GatewayError('upstream_timeout', `The provider did not respond in time (${provider}).`, { provider, cause: error });
+  }
+  const code = (error as { code?: string } | undefined)?.code;
+  if (code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EHOSTUNREACH') {
+    return new GatewayError('upstream_unavailable', `The provider is unreachable (${provider}).`, { provider, cause: error });
+  }
+  return new GatewayError('upstream_bad_response', `The provider connection failed (${provider}).`, { provider, cause: error });
+}

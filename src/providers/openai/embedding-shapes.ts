@@ -1,0 +1,39 @@
+import { countTokens, decode } from 'gpt-tokenizer';
+import { encodeEmbeddingBase64, type EmbeddingRequest, type EmbeddingResponse } from '../../protocol/embeddings.js';
+
+/**
+ * Embedding input as a list of texts, for upstreams that take only text. Token arrays (what
+ * openai-python sends for tiktoken-encoded input) are decoded with the same o200k/cl100k-family
+ * tokenizer the gateway counts with.
+ */
+export function embeddingInputTexts(input: EmbeddingRequest['input']): string[] {
+  if (typeof input === 'string') return [input];
+  if (input.length === 0) return [];
+  if (typeof input[0] === 'string') return input as string[];
+  if (typeof input[0] === 'number') return [decode(input as number[])];
+  return (input as number[][]).map((tokens) => decode(tokens));
+}
+
+/** For upstreams that report no token count: the gateway's own count of the input. */
+export function countEmbeddingTokens(texts: readonly string[]): number {
+  return texts.reduce((sum, text) => sum + countTokens(text), 0);
+}
+
+/** The canonical embeddings body; base64 is OpenAI's little-endian float32 encoding. */
+export function buildEmbeddingResponse(
+  model: string,
+  vectors: readonly (readonly number[])[],
+  promptTokens: number,
+  encodingFormat: EmbeddingRequest['encoding_format'],
+): EmbeddingResponse {
+  return {
+    object: 'list',
+    data: vectors.map((vector, index) => ({
+      object: 'embedding',
+      index,
+      embedding: encodingFormat === 'base64' ? encodeEmbeddingBase64(vector) : [...vector],
+    })),
+    model,
+    usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
+  };
+}

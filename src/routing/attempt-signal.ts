@@ -1,0 +1,82 @@
+import type { Timeouts } from '../providers/provider.js';
+import type { AttemptTimeout } from './attempt-error.js';
+
+export interface AttemptSignal {
+  /** Aborts when the client's signal does, or when a timer below fires. */
+  readonly signal: AbortSignal;
+  /** Which timer fired, if one did. */
+  timedOut(): AttemptTimeout | null;
+  /** The first byte (headers or first stream event) arrived: stop the first-byte timer. */
+  firstByteArrived(): void;
+  /** Clears the timers; call when the attempt is over. */
+  dispose(): void;
+}
+
+/**
+ * The signal of one attempt: the client's signal combined with the deployment's first-byte and
+ * total timers. The connect timeout is the transport's to enforce (it sees the socket); it gets
+ * it through the target's timeouts, capped like these.
+ */
+export function createAttemptSignal(parent: AbortSignal, timeouts: Timeouts, watchFirstByte: boolean): AttemptSignal {
+  const controller = new AbortController();
+  let fired: AttemptTimeout | null = null;
+  const fire = (which: AttemptTimeout) => {
+    if (fired || controller.signal.aborted) return;
+    fired = which;
+    controller.abort(new Error(`attempt ${which} timeout`));
+  };
+  const onParentAbort = () => controller.abort(parent.reason);
+  if (parent.aborted) controller.abort(parent.reason);
+  else parent.addEventListener('abort', onParentAbort, { once: true });
+  // Without a stream the router sees no first byte (the body arrives whole); the transport then
+  // enforces firstByteMs on the response headers.
+  let firstByteTimer: NodeJS.Timeout | undefined = watchFirstByte
+    ? setTimeout(() => fire('first_byte'), timeouts.firstByteMs)
+    : undefined;
+  const totalTimer = setTimeout(() => fire('total'), timeouts.totalMs);
+  return {
+    signal: controller.signal,
+    timedOut: () => fired,
+    firstByteArrived() {
+      clearTimeout(firstByteTimer);
+      firstByteTimer = undefined;
+    },
+    dispose() {
+      clearTimeout(firstByteTimer);
+      clearTimeout(totalTimer);
+      parent.removeEventListener('abort', onParentAbort);
+    },
+  };
+}
+
+/** Caps each timeout by the time the request has left. */
+export function capTimeouts(timeouts: Timeouts, remainingMs: number): Timeouts {
+  const remaining = Math.max(1, Math.floor(remainingMs));
+  return {
+    connectMs: Math.min(timeouts.connectMs, remaining),
+    firstByteMs: Math.min(timeouts.firstByteMs, remaining),
+    totalMs: Math.min(timeouts.totalMs, remaining),
+  };
+}
+
+/** Settles like `promise`, or rejects as soon as `signal` aborts (for providers that ignore the signal). */
+export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    promise.catch(() => {});
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -1,0 +1,165 @@
+import { GatewayError, isGatewayError } from '../errors/gateway-error.js';
+import type { GatewayCall, Outcome, StreamEvent } from '../pipeline/stage.js';
+import type { DeploymentTarget, Provider } from '../providers/provider.js';
+import { isDeploymentFault, toAttemptError } from './attempt-error.js';
+import { capTimeouts, createAttemptSignal, untilAborted, type AttemptSignal } from './attempt-signal.js';
+import type { Deployment } from './catalog-types.js';
+import type { CircuitBreaker } from './circuit-breaker.js';
+import type { CallSample, HealthStore } from './health-store.js';
+import type { RouterClock } from './router-clock.js';
+
+export interface AttemptContext {
+  breaker: CircuitBreaker;
+  health: HealthStore;
+  clock: RouterClock;
+  logger?: { warn(object: Record<string, unknown>, message: string): void };
+  /** Called once when a stream that already reached the client fails (it cannot be retried). */
+  onStreamFailure(call: GatewayCall, error: GatewayError): void;
+}
+
+export interface AttemptInput {
+  /** The call as the provider gets it: gw_* stripped, `model` the id being served. */
+  call: GatewayCall;
+  deployment: Deployment;
+  provider: Provider;
+  target: DeploymentTarget;
+  /** Time the request has left (its cap minus what has passed). */
+  remainingMs: number;
+}
+
+/**
+ * One call to one deployment. Success means a body, or for a stream its first event: the first
+ * event is pulled here, so a stream that fails before it is an ordinary failed attempt the router
+ * may retry. What follows it is handed back as a wrapped iterable that ends with a thrown
+ * GatewayError on failure (the SSE writer turns that into a final error event, never [DONE]).
+ * Circuit and health bookkeeping happen here, once per attempt.
+ */
+export async function runAttempt(context: AttemptContext, input: AttemptInput): Promise<Outcome> {
+  const { call, deployment, provider } = input;
+  const timeouts = capTimeouts(input.target.timeouts, input.remainingMs);
+  const attemptSignal = createAttemptSignal(call.signal, timeouts, call.stream);
+  const startedAt = context.clock.now();
+  await tolerate(context, () => context.health.begin(deployment.id));
+  let iterator: AsyncIterator<StreamEvent> | undefined;
+  try {
+    const outcome = await untilAborted(
+      provider.invoke({ call, target: { ...input.target, timeouts }, signal: attemptSignal.signal }),
+      attemptSignal.signal,
+    );
+    if (outcome.kind !== 'stream') {
+      attemptSignal.dispose();
+      await settle(context, deployment, { ok: true, latencyMs: context.clock.now() - startedAt }, null);
+      return outcome;
+    }
+    iterator = outcome.events[Symbol.asyncIterator]();
+    const first = await untilAborted(iterator.next(), attemptSignal.signal);
+    if (first.done) {
+      throw new GatewayError('upstream_bad_response', 'The provider ended the stream without any event.', {
+        provider: deployment.provider,
+      });
+    }
+    attemptSignal.firstByteArrived();
+    const timeToFirstTokenMs = context.clock.now() - startedAt;
+    return {
+      kind: 'stream',
+      events: continueStream(context, input, { first: first.value, iterator, attemptSignal, startedAt, timeToFirstTokenMs }),
+    };
+  } catch (error) {
+    attemptSignal.dispose();
+    closeQuietly(iterator);
+    if (call.signal.aborted) {
+      await settle(context, deployment, null, null);
+      throw cancelledError(call);
+    }
+    const failure = toAttemptError(error, deployment, attemptSignal.timedOut());
+    await settle(context, deployment, { ok: !isDeploymentFault(failure), latencyMs: context.clock.now() - startedAt }, failure);
+    throw failure;
+  }
+}
+
+interface StreamState {
+  first: StreamEvent;
+  iterator: AsyncIterator<StreamEvent>;
+  attemptSignal: AttemptSignal;
+  startedAt: number;
+  timeToFirstTokenMs: number;
+}
+
+async function* continueStream(context: AttemptContext, input: AttemptInput, state: StreamState): AsyncGenerator<StreamEvent> {
+  const { call, deployment } = input;
+  let completed = false;
+  let failure: GatewayError | undefined;
+  let cancelled = false;
+  try {
+    yield state.first;
+    for (;;) {
+      const next = await untilAborted(state.iterator.next(), state.attemptSignal.signal);
+      if (next.done) break;
+      yield next.value;
+    }
+    completed = true;
+  } catch (error) {
+    if (call.signal.aborted) {
+      cancelled = true;
+      throw cancelledError(call);
+    }
+    failure = toAttemptError(error, deployment, state.attemptSignal.timedOut());
+    throw failure;
+  } finally {
+    state.attemptSignal.dispose();
+    if (!completed) closeQuietly(state.iterator);
+    const latencyMs = context.clock.now() - state.startedAt;
+    if (completed) {
+      await settle(context, deployment, { ok: true, latencyMs, timeToFirstTokenMs: state.timeToFirstTokenMs }, null);
+    } else if (failure) {
+      await settle(context, deployment, { ok: !isDeploymentFault(failure), latencyMs }, failure);
+      context.onStreamFailure(call, failure);
+    } else {
+      // The consumer stopped early (client left, or a stage ended the stream): no verdict on the deployment.
+      await settle(context, deployment, null, null);
+      if (cancelled && isGatewayError(call.signal.reason)) context.onStreamFailure(call, call.signal.reason);
+    }
+  }
+}
+
+/** Health sample plus circuit verdict. A failure that is not the deployment's fault (a bad request) still proves it is up. */
+async function settle(
+  context: AttemptContext,
+  deployment: Deployment,
+  sample: CallSample | null,
+  failure: GatewayError | null,
+): Promise<void> {
+  await tolerate(context, () => context.health.end(deployment.id, sample));
+  if (sample === null) return;
+  if (failure && isDeploymentFault(failure)) await context.breaker.failure(deployment, failure.code);
+  else await context.breaker.success(deployment);
+}
+
+/**
+ * The error for a call whose own signal aborted: the request's time cap (the edge aborts with a
+ * GatewayError) or the client leaving (nobody reads the answer; the log gets a timeout code).
+ */
+export function cancelledError(call: GatewayCall): GatewayError {
+  const reason: unknown = call.signal.reason;
+  if (isGatewayError(reason)) return reason;
+  return new GatewayError('upstream_timeout', 'The request was cancelled before the provider finished answering.', {
+    cause: reason,
+  });
+}
+
+function closeQuietly(iterator: AsyncIterator<StreamEvent> | undefined): void {
+  try {
+    // Not awaited: a generator still busy in next() runs return() only after it, which may be never.
+    void iterator?.return?.()?.catch(() => {});
+  } catch {
+    // A provider iterator whose return() throws has nothing left to close.
+  }
+}
+
+async function tolerate(context: AttemptContext, operation: () => Promise<void>): Promise<void> {
+  try {
+    await operation();
+  } catch (error) {
+    context.logger?.warn({ error: (error as Error).message }, 'deployment health store unavailable');
+  }
+}

@@ -1,0 +1,170 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import { createMemorySpendGate } from '../../src/metering/memory-spend-gate.js';
+import { createRedisSpendGate } from '../../src/metering/redis-spend-gate.js';
+import type { SpendAccount, SpendGate } from '../../src/metering/spend-gate.js';
+
+const redisUrl = process.env.GW_TEST_REDIS_URL;
+
+interface Implementation {
+  name: string;
+  skip: string | false;
+  make(clock: { now: number }): SpendGate;
+}
+
+const connections: Redis[] = [];
+after(async () => {
+  for (const connection of connections) connection.disconnect();
+});
+
+const implementations: Implementation[] = [
+  { name: 'memory', skip: false, make: (clock) => createMemorySpendGate({ now: () => clock.now, sweepIntervalMs: 0 }) },
+  {
+    name: 'redis',
+    skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set',
+    make(clock) {
+      const redis = new Redis(redisUrl!, { lazyConnect: false, maxRetriesPerRequest: 1 });
+      connections.push(redis);
+      return createRedisSpendGate({ redis, prefix: `gwtest:${randomUUID()}:`, now: () => clock.now, sweepIntervalMs: 0 });
+    },
+  },
+];
+
+function account(key: string, limitNanos: number | null, extra: Partial<SpendAccount> = {}): SpendAccount {
+  return {
+    key,
+    kind: limitNanos === null ? 'credit' : 'key',
+    limitNanos,
+    expiresAt: 0,
+    orgId: 'org',
+    ownerId: 'owner',
+    period: 'none',
+    periodStartMs: 0,
+    thresholds: [0.5, 0.8, 1],
+    ...extra,
+  };
+}
+
+for (const implementation of implementations) {
+  describe(`SpendGate contract: ${implementation.name}`, { skip: implementation.skip }, () => {
+    test('reserve holds on every account, settle moves the actual amount to spent', async () => {
+      const gate = implementation.make({ now: 1000 });
+      const credit = account('credit:o1', null);
+      const budget = account('key:k1:all', 1_000);
+      await gate.addCredit(credit.key, 5_000);
+      assert.deepEqual(await gate.reserve('r1', [credit, budget], 600, 60_000), { ok: true });
+      assert.deepEqual(await gate.read(credit.key), { spentNanos: 0, reservedNanos: 600, creditedNanos: 5_000 });
+      assert.equal((await gate.read(budget.key)).reservedNanos, 600);
+      const settled = await gate.settle('r1', [credit, budget], 250);
+      assert.deepEqual(settled, [
+        { spentNanos: 250, limitNanos: 5_000 },
+        { spentNanos: 250, limitNanos: 1_000 },
+      ]);
+      assert.deepEqual(await gate.read(budget.key), { spentNanos: 250, reservedNanos: 0, creditedNanos: 0 });
+      await gate.close();
+    });
+
+    test('a reservation no account can refuse is all-or-nothing', async () => {
+      const gate = implementation.make({ now: 1000 });
+      const roomy = account('key:roomy', 10_000);
+      const tight = account('key:tight', 100);
+      const result = await gate.reserve('r1', [roomy, tight], 101, 60_000);
+      assert.deepEqual(result, { ok: false, index: 1, availableNanos: 100 });
+      assert.equal((await gate.read(roomy.key)).reservedNanos, 0, 'nothing held on the account that could cover it');
+      assert.deepEqual(await gate.reserve('r2', [roomy, tight], 100, 60_000), { ok: true });
+      await gate.close();
+    });
+
+    test('a credit account with no credit refuses; an account at its limit refuses even zero', async () => {
+      const gate = implementation.make({ now: 1000 });
+      const credit = account('credit:empty', null);
+      assert.equal((await gate.reserve('r1', [credit], 1, 60_000)).ok, false);
+      const budget = account('key:full', 100);
+      assert.equal((await gate.reserve('r2', [budget], 100, 60_000)).ok, true);
+      await gate.settle('r2', [budget], 100);
+      assert.equal((await gate.reserve('r3', [budget], 0, 60_000)).ok, false);
+      await gate.close();
+    });
+
+    test('release drops the hold; releasing twice or an unknown id is harmless', async () => {
+      const gate = implementation.make({ now: 1000 });
+      const budget = account('key:rel', 1_000);
+      await gate.reserve('r1', [budget], 700, 60_000);
+      assert.equal((await gate.reserve('r2', [budget], 700, 60_000)).ok, false);
+      await gate.release('r1');
+      await gate.release('r1');
+      await gate.release('nope');
+      assert.deepEqual(await gate.read(budget.key), { spentNanos: 0, reservedNanos: 0, creditedNanos: 0 });
+      assert.equal((await gate.reserve('r2', [budget], 700, 60_000)).ok, true);
+      await gate.close();
+    });
+
+    test('expired holds are swept; a late settle still records the spend', async () => {
+      const clock = { now: 1_000_000 };
+      const gate = implementation.make(clock);
+      const budget = account('key:sweep', 1_000);
+      await gate.reserve('r1', [budget], 400, 5_000);
+      await gate.reserve('r2', [budget], 400, 60_000);
+      clock.now += 10_000;
+      assert.equal(await gate.sweepExpired(), 1);
+      assert.equal((await gate.read(budget.key)).reservedNanos, 400);
+      await gate.settle('r1', [budget], 300);
+      assert.deepEqual(await gate.read(budget.key), { spentNanos: 300, reservedNanos: 400, creditedNanos: 0 });
+      await gate.close();
+    });
+
+    test('seed sets counters only where none exist', async () => {
+      const gate = implementation.make({ now: 1000 });
+      const credit = account('credit:seed', null);
+      await gate.seed(credit, { spentNanos: 300, creditedNanos: 1_000 });
+      await gate.seed(credit, { spentNanos: 999, creditedNanos: 9_999 });
+      assert.deepEqual(await gate.read(credit.key), { spentNanos: 300, reservedNanos: 0, creditedNanos: 1_000 });
+      assert.equal(await gate.addCredit(credit.key, 500), 1_500);
+      await gate.close();
+    });
+
+    test('claimOnce is true once per marker', async () => {
+      const gate = implementation.make({ now: 1000 });
+      const results = await Promise.all(Array.from({ length: 10 }, () => gate.claimOnce('threshold:x:0.8', 60_000)));
+      assert.equal(results.filter(Boolean).length, 1);
+      assert.equal(await gate.claimOnce('threshold:x:1', 60_000), true);
+      await gate.close();
+    });
+
+    test('amounts above 1e14 nanos stay exact', async () => {
+      const gate = implementation.make({ now: 1000 });
+      const credit = account('credit:big', null);
+      await gate.addCredit(credit.key, 8_000_000_000_000_001);
+      assert.equal((await gate.reserve('r1', [credit], 123_456_789_012_345, 60_000)).ok, true);
+      const [settled] = await gate.settle('r1', [credit], 123_456_789_012_347);
+      assert.deepEqual(settled, { spentNanos: 123_456_789_012_347, limitNanos: 8_000_000_000_000_001 });
+      await gate.close();
+    });
+
+    test('concurrency: 60 parallel reservations against a budget for exactly 7 let exactly 7 through', async () => {
+      const gate = implementation.make({ now: 1000 });
+      const credit = account('credit:conc', null);
+      const budget = account('key:conc', 7 * 1_000);
+      await gate.addCredit(credit.key, 1_000_000);
+      const outcomes = await Promise.all(
+        Array.from({ length: 60 }, async (_, index) => {
+          const id = `c${index}`;
+          const reserved = await gate.reserve(id, [credit, budget], 1_000, 60_000);
+          if (!reserved.ok) return 0;
+          // Settle at a cost a little below the hold, as real calls do.
+          const actual = 900 + index;
+          await gate.settle(id, [credit, budget], actual);
+          return actual;
+        }),
+      );
+      const admitted = outcomes.filter((cost) => cost > 0);
+      assert.equal(admitted.length, 7);
+      const total = admitted.reduce((sum, cost) => sum + cost, 0);
+      assert.deepEqual(await gate.read(budget.key), { spentNanos: total, reservedNanos: 0, creditedNanos: 0 });
+      assert.equal((await gate.read(credit.key)).spentNanos, total);
+      await gate.close();
+    });
+  });
+}
