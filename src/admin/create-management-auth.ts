@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { KeyAuthenticator } from '../keys/key-authenticator.js';
+import type { AuthContext } from '../tenancy/tenancy-types.js';
 import { bearerToken } from '../http/bearer-token.js';
 import type { AdminPrincipal, ManagementAuth } from '../http/management-auth.js';
 import type { MasterCredential } from './master-credential.js';
@@ -12,13 +13,22 @@ export type SessionResolver = (request: FastifyRequest) => Promise<AdminPrincipa
 export interface ManagementAuthOptions {
   keys: KeyAuthenticator;
   master: MasterCredential;
-  sessions?: { resolve: SessionResolver };
+  sessions?: {
+    resolve: SessionResolver;
+    /** The org context of a dashboard session, for the bearer-key endpoints the dashboard also calls. */
+    resolveKey?: (request: FastifyRequest) => Promise<AuthContext | undefined>;
+  };
 }
 
 export function createManagementAuth(options: ManagementAuthOptions): ManagementAuth {
   return {
     async requireKey(request) {
-      return options.keys.authenticate(bearerToken(request));
+      const token = bearerToken(request);
+      if (!token && options.sessions?.resolveKey) {
+        const context = await options.sessions.resolveKey(request);
+        if (context) return context;
+      }
+      return options.keys.authenticate(token);
     },
     async requireAdmin(request) {
       const token = bearerToken(request);

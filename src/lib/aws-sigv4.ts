@@ -68,7 +68,12 @@ export function signingKey(secretAccessKey: string, dateStamp: string, scope: Si
  * `authorization` added. Every header of the request is signed, plus `host` (taken from the URL,
  * which is what the HTTP client will send, and not added to the returned headers).
  */
-export function signRequest<T extends SignableRequest>(request: T, credentials: AwsCredentials, scope: SigV4Scope, now: Date): T {
+export function signRequest<T extends SignableRequest>(
+  request: T,
+  credentials: AwsCredentials,
+  scope: SigV4Scope,
+  now: Date,
+): Omit<T, 'headers'> & { headers: Record<string, string> } {
   const url = new URL(request.url);
   const date = amzDate(now);
   const dateStamp = date.slice(0, 8);

@@ -6,6 +6,7 @@ import type { Invocation, Provider } from '../provider.js';
 import { runLocalChat, type LocalStreamOptions } from './local-chat.js';
 import { runLocalCompletion } from './local-completion.js';
 import { runLocalEmbedding } from './local-embedding.js';
+import { LOCAL_MODELS } from './local-models.js';
 import { createLocalImages } from './local-images.js';
 import { runLocalModeration } from './local-moderation.js';
 import { runLocalOcr } from './local-ocr.js';
@@ -53,17 +54,20 @@ export function createLocalProvider(options: LocalProviderOptions = {}): LocalPr
     transcription: runLocalTranscription,
     video: (invocation) => startVideo(invocation, video, now),
   };
+  const modelOperations = new Map(LOCAL_MODELS.map((model) => [model.id, model.operations]));
   return {
     id: 'local',
     operations: new Set(Object.keys(handlers) as Operation[]),
     video,
     async invoke(invocation) {
-      const handler = handlers[invocation.call.operation];
-      if (!handler) {
-        throw new GatewayError('unsupported_endpoint', `The local provider does not serve ${invocation.call.operation}.`, {
-          provider: 'local',
-        });
+      const operation = invocation.call.operation;
+      // A deployment may name any upstream model; the shipped ones refuse what they are not listed for.
+      const served = modelOperations.get(invocation.target.upstreamModel);
+      if (served && !served.includes(operation)) {
+        throw new GatewayError('unsupported_model', `${invocation.call.model} does not support ${operation}.`, { provider: 'local' });
       }
+      const handler = handlers[operation];
+      if (!handler) throw new GatewayError('unsupported_endpoint', `The local provider does not serve ${operation}.`, { provider: 'local' });
       return handler(invocation);
     },
   };

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { encode } from 'gpt-tokenizer';
 import { createLocalProvider } from './create-local-provider.js';
-import { localTestInvocation } from './local-test-call.js';
+import { localTestInvocation } from './local-test-invocation.js';
 import type { ChatCompletion } from '../../protocol/chat.js';
 import type { StreamEvent } from '../../pipeline/stage.js';
 import { GatewayError } from '../../errors/gateway-error.js';

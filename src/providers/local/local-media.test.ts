@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { inflateSync } from 'node:zlib';
 import { createLocalProvider } from './create-local-provider.js';
-import { localTestInvocation } from './local-test-call.js';
+import { localTestInvocation } from './local-test-invocation.js';
 import { crc32, oggCrc32 } from './crc32.js';
 import type { Outcome } from '../../pipeline/stage.js';
 import type { ImageResponse } from '../../protocol/images.js';

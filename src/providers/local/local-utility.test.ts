@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { deflateSync } from 'node:zlib';
 import { encode } from 'gpt-tokenizer';
 import { createLocalProvider } from './create-local-provider.js';
-import { localTestInvocation } from './local-test-call.js';
+import { localTestInvocation } from './local-test-invocation.js';
 import { decodeEmbeddingBase64, type EmbeddingResponse } from '../../protocol/embeddings.js';
 import { MODERATION_CATEGORIES, type ModerationResponse } from '../../protocol/moderations.js';
 import type { RerankResponse } from '../../protocol/rerank.js';

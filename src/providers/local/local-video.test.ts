@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLocalProvider } from './create-local-provider.js';
 import { createLocalVideoBackend } from './local-video-backend.js';
-import { localTestInvocation } from './local-test-call.js';
+import { localTestInvocation } from './local-test-invocation.js';
 import { LOCAL_MODELS } from './local-models.js';
 import { OPERATIONS } from '../../protocol/endpoints.js';
 import { modelPriceSchema } from '../../metering/model-price.js';
@@ -86,4 +86,10 @@ test('the provider serves every operation and the catalog entries are well forme
   const chat = LOCAL_MODELS.find((model) => model.id === 'local-chat');
   assert.equal(chat?.price.inputPerMillion, '0.10');
   assert.equal(chat?.price.outputPerMillion, '0.40');
+});
+
+test('a shipped model refuses operations it is not listed for', async () => {
+  const provider = createLocalProvider();
+  const invocation = localTestInvocation('chat', { model: 'local-embed', messages: [{ role: 'user', content: 'hi' }] });
+  await assert.rejects(provider.invoke(invocation), (error: unknown) => error instanceof GatewayError && error.code === 'unsupported_model');
 });

@@ -18,16 +18,27 @@ export function toneSequence(text: string, basePitchHz: number, speed = 1): Int1
   const samples = new Int16Array(totalSamples);
   const perCharacter = Math.max(1, Math.round((SPEECH_SAMPLE_RATE * SPEECH_MS_PER_CHARACTER) / 1000 / speed));
   const fade = Math.min(120, Math.floor(perCharacter / 4));
+  // At most 32 distinct pitches: each tone is synthesised once and copied, which keeps 30 s under a few ms.
+  const tones = new Map<number, Int16Array>();
   for (let start = 0, index = 0; start < totalSamples; start += perCharacter, index++) {
     const character = characters[index] ?? ' ';
     if (/\s/.test(character)) continue;
     const frequency = basePitchHz + ((character.codePointAt(0) ?? 0) % 32) * 12;
-    const end = Math.min(totalSamples, start + perCharacter);
-    for (let sample = start; sample < end; sample++) {
-      const position = sample - start;
-      const envelope = Math.min(1, position / fade, (end - 1 - sample) / fade);
-      samples[sample] = Math.round(Math.sin((2 * Math.PI * frequency * position) / SPEECH_SAMPLE_RATE) * 8000 * Math.max(0, envelope));
+    let tone = tones.get(frequency);
+    if (!tone) {
+      tone = synthesiseTone(frequency, perCharacter, fade);
+      tones.set(frequency, tone);
     }
+    samples.set(tone.subarray(0, Math.min(perCharacter, totalSamples - start)), start);
   }
   return samples;
+}
+
+function synthesiseTone(frequency: number, length: number, fade: number): Int16Array {
+  const tone = new Int16Array(length);
+  for (let position = 0; position < length; position++) {
+    const envelope = Math.max(0, Math.min(1, position / fade, (length - 1 - position) / fade));
+    tone[position] = Math.round(Math.sin((2 * Math.PI * frequency * position) / SPEECH_SAMPLE_RATE) * 8000 * envelope);
+  }
+  return tone;
 }

@@ -1,0 +1,126 @@
+import { GatewayError } from '../errors/gateway-error.js';
+import { tapStream } from '../lib/tap-stream.js';
+import { countPromptTokens } from '../metering/estimate-usage.js';
+import type { TokenCounter } from '../metering/token-counter.js';
+import type { GatewayCall, Outcome, Stage } from '../pipeline/stage.js';
+import { usageTotals, type Usage } from '../protocol/usage.js';
+import type { AuthContext } from '../tenancy/tenancy-types.js';
+import type { CounterStore, WindowLimit, WindowState } from './counter-store.js';
+import { writeRateLimitHeaders } from './rate-limit-headers.js';
+import { rateLimitsFor, type EffectiveLimits } from './rate-limits-for.js';
+
+export interface RateLimitStageOptions {
+  store: CounterStore;
+  tokens: TokenCounter;
+  now?: () => number;
+  /** A store failure lets the call through (credits still guard the money) and is reported here. */
+  onError?: (error: unknown) => void;
+}
+
+const MINUTE_MS = 60_000;
+const SECOND_MS = 1_000;
+const TOKEN_OPERATIONS = new Set(['chat', 'completion', 'embedding']);
+
+type Kind = 'rpm' | 'tps' | 'tpm';
+const KINDS: readonly Kind[] = ['rpm', 'tps', 'tpm'];
+
+/** Tokens counted at admission: the prompt plus the output the request asks for at most (if it says). */
+function admissionTokens(call: GatewayCall, tokens: TokenCounter): number {
+  if (!TOKEN_OPERATIONS.has(call.operation)) return 0;
+  const body = call.request as { max_tokens?: unknown; max_completion_tokens?: unknown; n?: unknown };
+  const requested = body.max_completion_tokens ?? body.max_tokens;
+  const choices = typeof body.n === 'number' && body.n > 0 ? body.n : 1;
+  const output = typeof requested === 'number' && requested > 0 ? requested * choices : 0;
+  return countPromptTokens(call, tokens) + output;
+}
+
+function windowsFor(prefix: string, limits: EffectiveLimits['key'], tokens: number): WindowLimit[] {
+  return [
+    { key: `rpm:${prefix}`, limit: limits.rpm, windowMs: MINUTE_MS, amount: 1 },
+    { key: `tps:${prefix}`, limit: limits.tps, windowMs: SECOND_MS, amount: 1 },
+    { key: `tpm:${prefix}`, limit: limits.tpm, windowMs: MINUTE_MS, amount: tokens },
+  ];
+}
+
+function tightest(states: WindowState[], kind: Kind): WindowState {
+  const offset = KINDS.indexOf(kind);
+  let best = states[offset];
+  for (let index = offset + 3; index < states.length; index += 3) if (states[index].remaining < best.remaining) best = states[index];
+  return best;
+}
+
+/**
+ * Per-key RPM, TPM and TPS (requests per second, a burst ceiling: docs/rate-limits.md), with
+ * per-`user` overrides. Refuses with 429 rate_limit_exceeded (RPM, TPS) or tpm_limit_exceeded,
+ * with Retry-After; sets the x-ratelimit-* headers on every response. TPM counts an estimate at
+ * admission and is corrected by the actual usage when the call ends.
+ */
+export function createRateLimitStage(options: RateLimitStageOptions): Stage {
+  const { store, tokens } = options;
+  const now = options.now ?? Date.now;
+  const report = options.onError ?? (() => {});
+  // Effective limits per AuthContext object: the key cache hands out the same object until the key changes.
+  const limitsByAuth = new WeakMap<AuthContext, EffectiveLimits>();
+
+  function correct(call: GatewayCall, usage: Usage | undefined, windows: WindowLimit[], admittedAt: number, estimate: number): void {
+    if (!usage || !TOKEN_OPERATIONS.has(call.operation)) return;
+    const { promptTokens, completionTokens } = usageTotals(usage);
+    const delta = promptTokens + completionTokens - estimate;
+    if (delta === 0) return;
+    for (let index = 2; index < windows.length; index += 3) {
+      store.adjust(windows[index].key, MINUTE_MS, admittedAt, delta).catch(report);
+    }
+  }
+
+  return {
+    name: 'rate-limit',
+    async run(call, next) {
+      let limits = limitsByAuth.get(call.auth);
+      if (!limits) limitsByAuth.set(call.auth, (limits = rateLimitsFor(call.auth)));
+      const estimate = admissionTokens(call, tokens);
+      const keyId = call.auth.key.id;
+      const windows = windowsFor(keyId, limits.key, estimate);
+      if (limits.user && call.user) windows.push(...windowsFor(`${keyId}:u:${encodeURIComponent(call.user)}`, limits.user, estimate));
+      const admittedAt = now();
+      let result;
+      try {
+        result = await store.hit(windows, admittedAt);
+      } catch (error) {
+        report(error);
+        return next(call);
+      }
+      const headers: Record<string, string> = {};
+      writeRateLimitHeaders(headers, tightest(result.states, 'rpm'), tightest(result.states, 'tpm'));
+      if (!result.allowed) {
+        const kind = KINDS[result.blockedIndex % 3];
+        const state = result.states[result.blockedIndex];
+        headers['retry-after'] = String(Math.max(1, Math.ceil(state.retryAfterMs / 1000)));
+        const scope = result.blockedIndex >= 3 ? 'for this user on this key' : 'for this key';
+        const message =
+          kind === 'tpm'
+            ? `Tokens per minute limit reached ${scope} (${state.limit} TPM; this request counts ${estimate}). Retry after ${headers['retry-after']} s.`
+            : `${kind === 'rpm' ? 'Requests per minute' : 'Requests per second'} limit reached ${scope} (${state.limit} ${kind.toUpperCase()}). Retry after ${headers['retry-after']} s.`;
+        throw new GatewayError(kind === 'tpm' ? 'tpm_limit_exceeded' : 'rate_limit_exceeded', message, {
+          headers,
+          details: { limit_type: kind },
+        });
+      }
+      Object.assign(call.record.headers, headers);
+      const outcome: Outcome = await next(call);
+      if (outcome.kind !== 'stream') {
+        correct(call, outcome.usage ?? call.record.usage, windows, admittedAt, estimate);
+        return outcome;
+      }
+      let streamed: Usage | undefined;
+      const events = tapStream(outcome.events, {
+        onItem(event) {
+          if (event.usage) streamed = event.usage;
+        },
+        onEnd() {
+          correct(call, streamed ?? call.record.usage, windows, admittedAt, estimate);
+        },
+      });
+      return { kind: 'stream', events };
+    },
+  };
+}

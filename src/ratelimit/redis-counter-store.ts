@@ -1,0 +1,106 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { windowState, type CounterStore, type HitResult, type WindowLimit, type WindowState } from './counter-store.js';
+
+/*
+ * One fixed-window counter per (limit, window number) key, expiring after two windows. The script
+ * reads the current and previous windows of every limit, decides with the same weighting as the
+ * memory store, and increments all of them only when every limit allows the call — atomically, so
+ * several instances share one limit exactly.
+ */
+const HIT = `
+local n = #KEYS / 2
+local out = {0}
+local blocked = 0
+for i = 1, n do
+  local base = 1 + (i - 1) * 3
+  local limit = tonumber(ARGV[base + 1])
+  local windowMs = tonumber(ARGV[base + 2])
+  local amount = tonumber(ARGV[base + 3])
+  local current = tonumber(redis.call('GET', KEYS[2 * i - 1]) or '0')
+  local previous = tonumber(redis.call('GET', KEYS[2 * i]) or '0')
+  local overlap = 1 - (tonumber(ARGV[1]) % windowMs) / windowMs
+  if blocked == 0 and previous * overlap + current + amount > limit then blocked = i end
+  out[2 * i] = current
+  out[2 * i + 1] = previous
+end
+if blocked == 0 then
+  for i = 1, n do
+    local base = 1 + (i - 1) * 3
+    if ARGV[base + 3] ~= '0' then
+      out[2 * i] = redis.call('INCRBY', KEYS[2 * i - 1], ARGV[base + 3])
+      redis.call('PEXPIRE', KEYS[2 * i - 1], tonumber(ARGV[base + 2]) * 2)
+    end
+  end
+end
+out[1] = blocked
+return out
+`;
+
+const ADJUST = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+local value = redis.call('INCRBY', KEYS[1], ARGV[1])
+if value < 0 then redis.call('SET', KEYS[1], '0', 'KEEPTTL') end
+return 1
+`;
+
+const sha = (lua: string) => createHash('sha1').update(lua).digest('hex');
+
+export interface RedisCounterStoreOptions {
+  redis: Redis;
+  prefix?: string;
+  commandTimeoutMs?: number;
+}
+
+export function createRedisCounterStore(options: RedisCounterStoreOptions): CounterStore {
+  const { redis } = options;
+  const prefix = options.prefix ?? 'gw:rl:';
+  const timeoutMs = options.commandTimeoutMs ?? 1000;
+  const scripts = { hit: { lua: HIT, sha: sha(HIT) }, adjust: { lua: ADJUST, sha: sha(ADJUST) } };
+
+  async function run(script: { lua: string; sha: string }, keys: string[], args: string[]): Promise<unknown> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`rate-limit store did not answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    const attempt = redis.evalsha(script.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
+      if (error instanceof Error && error.message.startsWith('NOSCRIPT')) return redis.eval(script.lua, keys.length, ...keys, ...args);
+      throw error;
+    });
+    try {
+      return await Promise.race([attempt, timeout]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  const keyOf = (limit: Pick<WindowLimit, 'key' | 'windowMs'>, window: number) => `${prefix}${limit.key}:${window}`;
+
+  return {
+    async hit(limits, now): Promise<HitResult> {
+      const keys: string[] = [];
+      const args: string[] = [String(now)];
+      for (const limit of limits) {
+        const window = Math.floor(now / limit.windowMs);
+        keys.push(keyOf(limit, window), keyOf(limit, window - 1));
+        args.push(String(limit.limit), String(limit.windowMs), String(limit.amount));
+      }
+      const reply = (await run(scripts.hit, keys, args)) as number[];
+      const blockedIndex = Number(reply[0]) - 1;
+      const allowed = blockedIndex < 0;
+      const states: WindowState[] = [];
+      for (let index = 0; index < limits.length; index++) {
+        const current = Number(reply[2 * index + 1]);
+        const previous = Number(reply[2 * index + 2]);
+        states.push(windowState(limits[index], now, current, previous, allowed));
+      }
+      return { allowed, blockedIndex, states };
+    },
+    async adjust(key, windowMs, atMs, delta) {
+      if (delta === 0) return;
+      await run(scripts.adjust, [keyOf({ key, windowMs }, Math.floor(atMs / windowMs))], [String(Math.trunc(delta))]);
+    },
+    async close() {},
+  };
+}
+
