@@ -38,6 +38,12 @@ import { createMemoryHealthStore } from './routing/memory-health-store.js';
 import { createRedisCircuitStore } from './routing/redis-circuit-store.js';
 import { createRedisHealthStore } from './routing/redis-health-store.js';
 import { bootstrapFirstStart, type BootstrapResult } from './admin/bootstrap-first-start.js';
+import { createSqlVideoStore } from './videos/video-store.js';
+import { createVideoStage } from './videos/video-stage.js';
+import { createLocalVideoJobBackend, createOpenAIVideoJobBackend, type VideoJobBackend } from './videos/video-job-backend.js';
+import { startVideoJobRunner } from './videos/video-job-runner.js';
+import { registerVideoRoutes } from './http/routes/video-routes.js';
+import { newId } from './lib/ids.js';
 
 export interface GatewayServices {
   config: Config;
@@ -119,7 +125,8 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   const upstream = createUpstreamClient();
   const providers = new Map<string, Provider>();
   const addProvider = (provider: Provider) => providers.set(provider.id, provider);
-  addProvider(createLocalProvider());
+  const local = createLocalProvider();
+  addProvider(local);
   addProvider(createHttpProvider(createCompatibleAdapter(GENERIC_COMPATIBLE_PRESET), upstream));
   addProvider(createHttpProvider(createCompatibleAdapter({ ...GENERIC_COMPATIBLE_PRESET, id: 'openai', baseUrl: 'https://api.openai.com/v1' }), upstream));
 
@@ -145,10 +152,26 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     onError: (error) => logger.error({ err: error }, 'request log write failed; will retry'),
   });
 
+  const instanceId = newId();
+  const videos = createSqlVideoStore(database.db);
+  const videoBackends = new Map<string, VideoJobBackend>([
+    ['local', createLocalVideoJobBackend(local.video)],
+    ['openai', createOpenAIVideoJobBackend(upstream)],
+  ]);
+  const videoRunner = startVideoJobRunner({
+    db: database.db,
+    store: videos,
+    backends: videoBackends,
+    targetOf: (deploymentId) => catalog.target(deploymentId),
+    instanceId,
+    logger,
+  });
+
   // The spec's "Features" column, per operation, in pipeline order.
   const stagesFor = (operation: Operation): Stage[] => {
-    void operation;
-    return [];
+    const stages: Stage[] = [];
+    if (operation === 'video') stages.push(createVideoStage(videos));
+    return stages;
   };
   const pipelines = Object.fromEntries(OPERATIONS.map((operation) => [operation, composeStages(stagesFor(operation), router.route)])) as Record<Operation, Next>;
 
@@ -177,6 +200,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     { pipelines, defaultModels: { moderation: firstModelFor('moderation'), image_edit: firstModelFor('image_edit') } },
   );
   registerModelRoutes(server, { keys, catalog, changes });
+  registerVideoRoutes(server, { auth: managementAuth, store: videos, backends: videoBackends, targetOf: (deploymentId) => catalog.target(deploymentId) });
   registerTenancyAdminRoutes(server, { auth: managementAuth, store: tenancy, issuer, changes });
   registerSystemRoutes(server, {
     readinessChecks: {
@@ -207,6 +231,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
       while (inflightCount > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())))]);
       clearInterval(lastUsedTimer);
+      videoRunner.stop();
       await keys.flushLastUsed().catch(() => {});
       await recorder.close();
       await keys.close();

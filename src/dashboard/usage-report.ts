@@ -67,6 +67,8 @@ export function createUsageReport(db: Kysely<Database>): UsageReport {
     return query;
   };
 
+  // Bucket widths are inlined as literals (they are validated integers): Postgres cannot tell that two
+  // bound parameters in SELECT and GROUP BY are the same expression.
   // Percentiles by rank (nearest-rank method), one indexed ORDER BY each: portable across SQLite and Postgres.
   async function percentile(filter: UsageFilter, count: number, fraction: number): Promise<number | null> {
     if (count === 0) return null;
@@ -111,29 +113,25 @@ export function createUsageReport(db: Kysely<Database>): UsageReport {
       if (filter.keyId) query = query.where('ledger.key_id', '=', filter.keyId);
       if (filter.model) query = query.where('ledger.model', '=', filter.model);
       if (filter.teamId) query = query.where('ledger.team_id', '=', filter.teamId);
-      const bucket = sql<number>`ledger.created_at - (ledger.created_at % ${bucketMs})`;
-      const select =
+      const bucket = sql<number>`ledger.created_at - (ledger.created_at % ${sql.lit(Math.max(1, Math.floor(bucketMs)))})`;
+      const [groupId, label] =
         dimension === 'key'
-          ? query
-              .leftJoin('virtual_keys as vk', 'vk.id', 'ledger.key_id')
-              .select([sql<string>`ledger.key_id`.as('group_id'), sql<string>`coalesce(vk.name, ledger.key_alias)`.as('label')])
-              .groupBy([sql`ledger.key_id`, sql`coalesce(vk.name, ledger.key_alias)`])
+          ? [sql<string>`ledger.key_id`, sql<string>`coalesce(vk.name, ledger.key_alias)`]
           : dimension === 'team'
-            ? query
-                .leftJoin('teams as team', 'team.id', 'ledger.team_id')
-                .select([sql<string>`coalesce(ledger.team_id, '')`.as('group_id'), sql<string>`coalesce(team.name, 'no team')`.as('label')])
-                .groupBy([sql`coalesce(ledger.team_id, '')`, sql`coalesce(team.name, 'no team')`])
-            : query.select([sql<string>`ledger.model`.as('group_id'), sql<string>`ledger.model`.as('label')]).groupBy(sql`ledger.model`);
-      const rows = await select
-        .select([bucket.as('bucket'), sql<number>`sum(ledger.cost_nanos)`.as('cost_nanos')])
-        .groupBy(bucket)
-        .orderBy(sql`bucket`)
+            ? [sql<string>`coalesce(ledger.team_id, '')`, sql<string>`coalesce(team.name, 'no team')`]
+            : [sql<string>`ledger.model`, sql<string>`ledger.model`];
+      const rows = await query
+        .leftJoin('virtual_keys as vk', 'vk.id', 'ledger.key_id')
+        .leftJoin('teams as team', 'team.id', 'ledger.team_id')
+        .select([bucket.as('bucket'), groupId.as('group_id'), label.as('label'), sql<number>`sum(ledger.cost_nanos)`.as('cost_nanos')])
+        .groupBy([bucket, groupId, label])
+        .orderBy(sql`1`)
         .execute();
       return rows.map((row) => ({ bucket: toNumber(row.bucket), group: String(row.group_id), label: String(row.label), costNanos: toNumber(row.cost_nanos) }));
     },
 
     async trafficSeries(filter, bucketMs) {
-      const bucket = sql<number>`created_at - (created_at % ${bucketMs})`;
+      const bucket = sql<number>`created_at - (created_at % ${sql.lit(Math.max(1, Math.floor(bucketMs)))})`;
       const rows = await requestRows(filter)
         .select((builder) => [
           bucket.as('bucket'),

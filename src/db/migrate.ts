@@ -12,7 +12,7 @@ const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
 
 /** Brings the schema up to date; safe to run from several instances (Kysely takes a lock). */
 export async function migrateToLatest(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider, migrationTableName: 'gw_migrations', migrationLockTableName: 'gw_migrations_lock' });
+  const migrator = new Migrator({ db, provider, migrationTableName: 'gw_migrations', migrationLockTableName: 'gw_migrations_lock', allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw new Error(`database migration failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   return (results ?? []).filter((result) => result.status === 'Success').map((result) => result.migrationName);

@@ -1,5 +1,5 @@
 import { encodeEventStreamMessage } from '../../src/lib/aws-event-stream.js';
-import { lastUserText, startFakeUpstream, type FakeUpstream } from './fake-upstream.js';
+import { lastUserText, startFakeUpstream, type FakeReply, type FakeUpstream } from './fake-upstream.js';
 
 const event = (type: string, payload: unknown) =>
   encodeEventStreamMessage({ ':event-type': type, ':content-type': 'application/json', ':message-type': 'event' }, JSON.stringify(payload));
@@ -10,7 +10,7 @@ const event = (type: string, payload: unknown) =>
  * signature itself is not verified (the signer is tested against AWS's vectors).
  */
 export function startFakeBedrock(): Promise<FakeUpstream> {
-  return startFakeUpstream((request) => {
+  return startFakeUpstream((request): FakeReply => {
     const match = /^\/model\/([^/]+)\/(converse|converse-stream)$/.exec(request.url);
     if (!match) return { status: 404, body: { message: 'Not found' }, headers: { 'x-amzn-errortype': 'ResourceNotFoundException' } };
     const authorization = String(request.headers.authorization ?? '');

@@ -72,8 +72,7 @@ export function sseMessages(text: string, pieceSize = 0): UpstreamStreamMessage[
   const step = pieceSize > 0 ? pieceSize : bytes.length;
   for (let offset = 0; offset < bytes.length; offset += step) messages.push(...parser.push(bytes.subarray(offset, offset + step)));
   messages.push(...parser.end());
-  // The `[DONE]` sentinel of OpenAI-style streams is the transport's to handle.
-  return messages.filter((message) => message.data !== '[DONE]').map(({ event, data }) => (event === undefined ? { data } : { event, data }));
+  return messages.map(({ event, data }) => (event === undefined ? { data } : { event, data }));
 }
 
 /**

@@ -3,6 +3,7 @@ import { alertMigration } from '../../alerts/alert-migration.js';
 import { experimentMigration } from '../../experiments/experiment-migration.js';
 import { guardrailMigration } from '../../guardrails/guardrail-migration.js';
 import { templateMigration } from '../../templates/template-migration.js';
+import { videoMigration } from '../../videos/video-migration.js';
 
 /**
  * Migrations of feature folders, one line each, named "NNN-feature" so they sort after 001-core.
@@ -12,4 +13,5 @@ export const FEATURE_MIGRATIONS: Record<string, Migration> = {
   '005-guardrails': guardrailMigration,
   '005-templates': templateMigration,
   '005-experiments': experimentMigration,
+  '007-videos': videoMigration,
 };

@@ -47,7 +47,8 @@ export function createAnthropicStreamTranslator(context: TranslationContext): St
 
   return {
     translate(message: UpstreamStreamMessage): StreamEvent[] {
-      if (message.data.trim() === '') return [];
+      // Some upstreams end with OpenAI's `[DONE]` sentinel; it carries nothing.
+      if (message.data.trim() === '' || message.data === '[DONE]') return [];
       const event = JSON.parse(message.data) as AnthropicEvent;
       switch (event.type ?? message.event) {
         case 'message_start':

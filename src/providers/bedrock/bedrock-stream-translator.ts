@@ -28,7 +28,8 @@ export function createBedrockStreamTranslator(context: TranslationContext): Stre
     translate(message: UpstreamStreamMessage): StreamEvent[] {
       const eventType = message.event ?? '';
       if (/exception$/i.test(eventType)) throw bedrockStreamException(eventType, message.data);
-      if (message.data.trim() === '') return [];
+      // Some upstreams end with OpenAI's `[DONE]` sentinel; it carries nothing.
+      if (message.data.trim() === '' || message.data === '[DONE]') return [];
       const payload = JSON.parse(message.data) as ConverseStreamPayload;
       switch (eventType) {
         case 'messageStart':

@@ -32,7 +32,8 @@ export function createCohereStreamTranslator(context: TranslationContext): Strea
 
   return {
     translate(message: UpstreamStreamMessage): StreamEvent[] {
-      if (message.data.trim() === '') return [];
+      // Some upstreams end with OpenAI's `[DONE]` sentinel; it carries nothing.
+      if (message.data.trim() === '' || message.data === '[DONE]') return [];
       const event = JSON.parse(message.data) as CohereStreamEvent;
       const delta = event.delta;
       switch (event.type ?? message.event) {

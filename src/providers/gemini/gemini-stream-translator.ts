@@ -19,7 +19,8 @@ export function createGeminiStreamTranslator(context: TranslationContext): Strea
 
   return {
     translate(message: UpstreamStreamMessage): StreamEvent[] {
-      if (message.data.trim() === '') return [];
+      // Some upstreams end with OpenAI's `[DONE]` sentinel; it carries nothing.
+      if (message.data.trim() === '' || message.data === '[DONE]') return [];
       const json: unknown = JSON.parse(message.data);
       if (typeof json === 'object' && json !== null && 'error' in json) {
         const status = Number((json as { error?: { code?: unknown } }).error?.code) || 500;

@@ -1,0 +1,137 @@
+import type { Kysely } from 'kysely';
+import type { Redis } from 'ioredis';
+import type { Database } from '../db/schema.js';
+import type { ChangeFeed } from '../lib/change-feed.js';
+import type { EventBus } from '../lib/event-bus.js';
+import type { Stage } from '../pipeline/stage.js';
+import type { CounterStore } from '../ratelimit/counter-store.js';
+import { createMemoryCounterStore } from '../ratelimit/memory-counter-store.js';
+import { createRateLimitStage } from '../ratelimit/rate-limit-stage.js';
+import { createRedisCounterStore } from '../ratelimit/redis-counter-store.js';
+import type { Deployment } from '../routing/catalog-types.js';
+import type { ModelCatalog } from '../routing/model-catalog.js';
+import { DEFAULT_PRICES } from './default-prices.js';
+import type { EstimateLimits } from './estimate-usage.js';
+import { createMemorySpendGate } from './memory-spend-gate.js';
+import { createMeterStage } from './meter-stage.js';
+import type { ModelPrice } from './model-price.js';
+import { createOrgCredits, type OrgCredits } from './org-credits.js';
+import { createPricingCatalog, type PricingCatalog } from './pricing-catalog.js';
+import { createRedisSpendGate } from './redis-spend-gate.js';
+import type { SpendGate } from './spend-gate.js';
+import { createSqlSpendLedger, type SpendLedger } from './spend-ledger.js';
+import { createSpendSeeder, type SpendSeeder } from './spend-seeder.js';
+import { createTokenCounter, type TokenCounter } from './token-counter.js';
+
+export interface MeteringOptions {
+  db: Kysely<Database>;
+  /** Shared counters for several instances; in-process when absent. */
+  redis?: Redis;
+  /** Key prefix in Redis (tests use a unique one). */
+  redisPrefix?: string;
+  events: EventBus;
+  changes?: ChangeFeed;
+  catalog?: ModelCatalog;
+  /** Built-in models with their prices (providers/local LOCAL_MODELS). */
+  builtinModels?: ReadonlyArray<{ id: string; price: ModelPrice }>;
+  fileOverrides?: Readonly<Record<string, ModelPrice>>;
+  /** Charge calls to org credit balances (default true). */
+  credits?: boolean;
+  limits?: Partial<EstimateLimits>;
+  ledgerFlushIntervalMs?: number;
+  ledgerBatchSize?: number;
+  /** Longest a call may hold credits before the sweeper releases them; keep above the request time cap. */
+  reservationTtlMs?: number;
+  onError?: (error: unknown, context: string) => void;
+}
+
+/** Everything metering and rate limiting need, built once; app.ts places the two stages in the pipelines. */
+export interface Metering {
+  pricing: PricingCatalog;
+  gate: SpendGate;
+  counters: CounterStore;
+  ledger: SpendLedger;
+  seeder: SpendSeeder;
+  credits: OrgCredits;
+  tokens: TokenCounter;
+  meterStage: Stage;
+  rateLimitStage: Stage;
+  close(): Promise<void>;
+}
+
+export async function createMetering(options: MeteringOptions): Promise<Metering> {
+  const report = options.onError ?? (() => {});
+  const defaults: Record<string, ModelPrice> = { ...DEFAULT_PRICES };
+  for (const model of options.builtinModels ?? []) defaults[model.id] = model.price;
+  const pricing = await createPricingCatalog({
+    db: options.db,
+    defaults,
+    fileOverrides: options.fileOverrides,
+    changes: options.changes,
+    onError: (error) => report(error, 'pricing reload failed'),
+  });
+  const prefix = options.redisPrefix ?? 'gw:';
+  const gate = options.redis
+    ? createRedisSpendGate({ redis: options.redis, prefix: `${prefix}spend:`, onError: (error) => report(error, 'reservation sweep failed') })
+    : createMemorySpendGate();
+  const counters = options.redis ? createRedisCounterStore({ redis: options.redis, prefix: `${prefix}rl:` }) : createMemoryCounterStore();
+  const ledger = createSqlSpendLedger({
+    db: options.db,
+    intervalMs: options.ledgerFlushIntervalMs,
+    batchSize: options.ledgerBatchSize,
+    onError: (error) => report(error, 'spend ledger write failed; will retry'),
+  });
+  const seeder = createSpendSeeder({ gate, ledger });
+  const credits = createOrgCredits({ db: options.db, gate, seeder });
+  const tokens = createTokenCounter();
+
+  // Deployment lookups by id for settlement prices; rebuilt lazily after catalog changes.
+  let deploymentsById: Map<string, Deployment> | undefined;
+  const unsubscribe = options.changes?.subscribe((notice) => {
+    if (notice.kind === 'catalog' || notice.kind === 'all') deploymentsById = undefined;
+  });
+  const catalog = options.catalog;
+  const findDeployment = catalog
+    ? (deploymentId: string) => {
+        if (!deploymentsById?.has(deploymentId)) {
+          deploymentsById = new Map(catalog.list().flatMap((route) => route.deployments.map((deployment) => [deployment.id, deployment] as const)));
+        }
+        return deploymentsById.get(deploymentId);
+      }
+    : undefined;
+
+  const meterStage = createMeterStage({
+    pricing,
+    gate,
+    seeder,
+    ledger,
+    events: options.events,
+    tokens,
+    deploymentsOf: catalog ? (modelId) => catalog.get(modelId)?.deployments : undefined,
+    findDeployment,
+    credits: options.credits,
+    limits: options.limits,
+    reservationTtlMs: options.reservationTtlMs,
+    onError: report,
+  });
+  const rateLimitStage = createRateLimitStage({ store: counters, tokens, onError: (error) => report(error, 'rate-limit store failed; call let through') });
+
+  return {
+    pricing,
+    gate,
+    counters,
+    ledger,
+    seeder,
+    credits,
+    tokens,
+    meterStage,
+    rateLimitStage,
+    async close() {
+      unsubscribe?.();
+      pricing.close();
+      await ledger.close();
+      await gate.close();
+      await counters.close();
+    },
+  };
+}

@@ -1,0 +1,259 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { createDatabase, type DatabaseHandle } from '../db/create-database.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { GatewayError } from '../errors/gateway-error.js';
+import { createEventBus, type GatewayEvent } from '../lib/event-bus.js';
+import type { GatewayCall, Next, Outcome, StreamEvent } from '../pipeline/stage.js';
+import { DEFAULT_ORG_SETTINGS, type AuthContext, type Budget } from '../tenancy/tenancy-types.js';
+import { createMemorySpendGate } from './memory-spend-gate.js';
+import { createMeterStage } from './meter-stage.js';
+import { createOrgCredits } from './org-credits.js';
+import { createPricingCatalog, type PricingCatalog } from './pricing-catalog.js';
+import type { SpendGate } from './spend-gate.js';
+import { createSqlSpendLedger, type SpendLedger } from './spend-ledger.js';
+import { createSpendSeeder } from './spend-seeder.js';
+import { createTokenCounter } from './token-counter.js';
+
+let database: DatabaseHandle;
+let pricing: PricingCatalog;
+const ledgers: SpendLedger[] = [];
+
+before(async () => {
+  database = await createDatabase('sqlite::memory:');
+  await migrateToLatest(database.db);
+  pricing = await createPricingCatalog({
+    db: database.db,
+    defaults: {
+      // 1 nano per input token, 10 per output token: costs are easy to read.
+      'test-chat': { inputPerMillion: '0.001', outputPerMillion: '0.01', maxOutputTokens: 100 },
+      'half-priced': { inputPerMillion: '0.001' },
+    },
+  });
+});
+after(async () => {
+  for (const ledger of ledgers) await ledger.close();
+  await database.close();
+});
+
+let sequence = 0;
+function auth(options: { orgId?: string; keyBudget?: Budget; allowUnpriced?: boolean } = {}): AuthContext {
+  const orgId = options.orgId ?? `org-${++sequence}`;
+  return {
+    org: { id: orgId, name: orgId, tier: 'tier1', customLimits: {}, enabledModels: null, budget: null, settings: { ...DEFAULT_ORG_SETTINGS, allowUnpricedModels: options.allowUnpriced ?? false }, createdAt: 0 },
+    team: null,
+    key: {
+      id: `key-${orgId}`, orgId, teamId: null, name: 'k', alias: 'sk-...abcd', role: 'inference', status: 'active',
+      budget: options.keyBudget ?? null, userBudget: null, limits: {}, userLimits: null, allowedModels: null, createdAt: 0, lastUsedAt: null, revokedAt: null,
+    },
+  };
+}
+
+function chatCall(context: AuthContext, overrides: Partial<GatewayCall> = {}, body: Record<string, unknown> = {}): GatewayCall {
+  return {
+    requestId: `req-${++sequence}`,
+    operation: 'chat',
+    auth: context,
+    model: 'test-chat',
+    request: { model: 'test-chat', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50, ...body },
+    stream: false,
+    includeUsage: false,
+    user: undefined,
+    signal: new AbortController().signal,
+    startedAt: 0,
+    record: { headers: {} },
+    ...overrides,
+  };
+}
+
+function setup(gateOverride?: SpendGate) {
+  const gate = gateOverride ?? createMemorySpendGate({ sweepIntervalMs: 0 });
+  const ledger = createSqlSpendLedger({ db: database.db, intervalMs: 10_000 });
+  ledgers.push(ledger);
+  const seeder = createSpendSeeder({ gate, ledger });
+  const events = createEventBus();
+  const published: GatewayEvent[] = [];
+  events.subscribe((event) => published.push(event));
+  const stage = createMeterStage({ pricing, gate, seeder, ledger, events, tokens: createTokenCounter() });
+  const credits = createOrgCredits({ db: database.db, gate, seeder });
+  return { gate, ledger, stage, credits, published };
+}
+
+const jsonAnswer = (usage = { inputTokens: 7, outputTokens: 3 }): Next => async () => ({ kind: 'json', body: { choices: [] }, usage });
+
+test('non-stream: settles the reported usage, sets the cost header, records the ledger', async () => {
+  const { stage, credits, ledger } = setup();
+  const context = auth();
+  await credits.topUp(context.org.id, 1_000_000, 'test');
+  const call = chatCall(context);
+  await stage.run(call, jsonAnswer());
+  assert.equal(call.record.headers['x-gw-request-cost'], '0.000000037');
+  assert.equal(call.record.costNanos, 37);
+  const balance = await credits.balance(context.org.id);
+  assert.deepEqual([balance.spentNanos, balance.reservedNanos, balance.availableNanos], [37, 0, 1_000_000 - 37]);
+  const history = await ledger.history(context.org.id, { limit: 10, offset: 0 });
+  assert.equal(history.length, 1);
+  assert.equal(history[0].requestId, call.requestId);
+  assert.equal(history[0].costNanos, 37);
+  assert.deepEqual(history[0].units, { inputTokens: 7, outputTokens: 3 });
+});
+
+test('402 when the balance cannot cover the estimate; nothing is held or charged', async () => {
+  const { stage, credits, ledger } = setup();
+  const context = auth();
+  await credits.topUp(context.org.id, 100, null);
+  let called = false;
+  await assert.rejects(
+    stage.run(chatCall(context), async () => {
+      called = true;
+      return { kind: 'json', body: {} };
+    }),
+    (error: GatewayError) => error.code === 'insufficient_credits' && error.status === 402,
+  );
+  assert.equal(called, false);
+  const balance = await credits.balance(context.org.id);
+  assert.deepEqual([balance.spentNanos, balance.reservedNanos], [0, 0]);
+  assert.equal((await ledger.history(context.org.id, { limit: 10, offset: 0 })).length, 0);
+});
+
+test('503 credit_check_failed when the store is unreachable; the call never runs', async () => {
+  const broken = createMemorySpendGate({ sweepIntervalMs: 0 });
+  broken.reserve = async () => {
+    throw new Error('connection refused');
+  };
+  const { stage } = setup(broken);
+  let called = false;
+  await assert.rejects(
+    stage.run(chatCall(auth()), async () => {
+      called = true;
+      return { kind: 'json', body: {} };
+    }),
+    (error: GatewayError) => error.code === 'credit_check_failed' && error.status === 503,
+  );
+  assert.equal(called, false);
+});
+
+test('a failed call releases its hold', async () => {
+  const { stage, credits } = setup();
+  const context = auth();
+  await credits.topUp(context.org.id, 1_000_000, null);
+  await assert.rejects(stage.run(chatCall(context), async () => Promise.reject(new GatewayError('upstream_unavailable', 'down'))));
+  const balance = await credits.balance(context.org.id);
+  assert.deepEqual([balance.spentNanos, balance.reservedNanos], [0, 0]);
+});
+
+test('unpriced models are refused unless the org allows them, then flagged', async () => {
+  const { stage, credits, ledger } = setup();
+  const strict = auth();
+  await credits.topUp(strict.org.id, 1_000_000, null);
+  await assert.rejects(stage.run(chatCall(strict, { model: 'half-priced' }), jsonAnswer()), (error: GatewayError) => error.code === 'model_not_priced');
+  const relaxed = auth({ allowUnpriced: true });
+  await credits.topUp(relaxed.org.id, 1_000_000, null);
+  const call = chatCall(relaxed, { model: 'half-priced' });
+  await stage.run(call, jsonAnswer());
+  assert.equal(call.record.unpriced, true);
+  assert.equal(call.record.costNanos, 7);
+  const [entry] = await ledger.history(relaxed.org.id, { limit: 1, offset: 0 });
+  assert.equal(entry.unpriced, true);
+});
+
+test('a cache hit costs 0', async () => {
+  const { stage, credits } = setup();
+  const context = auth();
+  await credits.topUp(context.org.id, 1_000_000, null);
+  const call = chatCall(context);
+  await stage.run(call, async (inner) => {
+    inner.record.cache = 'hit';
+    return { kind: 'json', body: {}, usage: { inputTokens: 7, outputTokens: 3 } };
+  });
+  assert.equal(call.record.headers['x-gw-request-cost'], '0.000000000');
+  assert.equal((await credits.balance(context.org.id)).spentNanos, 0);
+});
+
+async function* events(list: StreamEvent[], onDone?: () => void): AsyncGenerator<StreamEvent> {
+  for (const event of list) {
+    await new Promise((resolve) => setImmediate(resolve));
+    yield event;
+  }
+  onDone?.();
+}
+
+const streamEvents = (): StreamEvent[] => [
+  { chunk: { id: 'c', object: 'chat.completion.chunk', created: 0, model: 'test-chat', choices: [{ index: 0, delta: { content: 'hel' }, finish_reason: null }] } },
+  { chunk: { id: 'c', object: 'chat.completion.chunk', created: 0, model: 'test-chat', choices: [{ index: 0, delta: { content: 'lo' }, finish_reason: 'stop' }] } },
+  { raw: '{}', usage: { inputTokens: 5, outputTokens: 2 }, usageOnly: true },
+];
+
+test('stream: the usage event carries the cost; settlement happens at the end', async () => {
+  const { stage, credits } = setup();
+  const context = auth();
+  await credits.topUp(context.org.id, 1_000_000, null);
+  const call = chatCall(context, { stream: true });
+  const outcome = (await stage.run(call, async () => ({ kind: 'stream', events: events(streamEvents()) }))) as Extract<Outcome, { kind: 'stream' }>;
+  const seen: StreamEvent[] = [];
+  for await (const event of outcome.events) seen.push(event);
+  assert.equal(seen[2].costUsd, '0.000000025');
+  const balance = await credits.balance(context.org.id);
+  assert.deepEqual([balance.spentNanos, balance.reservedNanos], [25, 0]);
+});
+
+test('stream abandoned by the client: the rest is drained and billed exactly', async () => {
+  const { stage, credits } = setup();
+  const context = auth();
+  await credits.topUp(context.org.id, 1_000_000, null);
+  const client = new AbortController();
+  const call = chatCall(context, { stream: true, signal: client.signal });
+  let drained!: () => void;
+  const done = new Promise<void>((resolve) => (drained = resolve));
+  let upstreamSignal: AbortSignal | undefined;
+  const outcome = (await stage.run(call, async (inner) => {
+    upstreamSignal = inner.signal;
+    return { kind: 'stream', events: events(streamEvents(), drained) };
+  })) as Extract<Outcome, { kind: 'stream' }>;
+  for await (const event of outcome.events) {
+    assert.ok(event.chunk);
+    client.abort();
+    break;
+  }
+  assert.equal(upstreamSignal?.aborted, false, 'the upstream keeps running after the client left');
+  await done;
+  for (let attempt = 0; attempt < 50 && (await credits.balance(context.org.id)).spentNanos === 0; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  const balance = await credits.balance(context.org.id);
+  assert.deepEqual([balance.spentNanos, balance.reservedNanos], [25, 0]);
+});
+
+test('budget thresholds fire once per crossing with rising severity', async () => {
+  const { stage, credits, published } = setup();
+  const context = auth({ keyBudget: { limitNanos: 2000, period: 'monthly', thresholds: [0.5, 0.8, 1] } });
+  await credits.topUp(context.org.id, 1_000_000, null);
+  // Each call reserves ≤ 4 + 50×10 + priming… well under the budget, and settles 700.
+  const answer = jsonAnswer({ inputTokens: 700, outputTokens: 0 });
+  await stage.run(chatCall(context), answer); // 700: below 50%
+  await stage.run(chatCall(context), answer); // 1400: crosses 50%
+  await stage.run(chatCall(context), answer); // 2100: crosses 80% and 100%
+  await new Promise((resolve) => setImmediate(resolve));
+  const budgetEvents = published.filter((event) => event.details.account === 'key');
+  assert.deepEqual(
+    budgetEvents.map((event) => [event.details.threshold, event.severity]),
+    [
+      [0.5, 'WARNING'],
+      [0.8, 'HIGH'],
+      [1, 'CRITICAL'],
+    ],
+  );
+  assert.equal(budgetEvents[0].details.key_alias, 'sk-...abcd');
+  assert.equal(budgetEvents[0].details.org_id, context.org.id);
+  assert.equal(budgetEvents[2].details.current_spend, '0.000002100');
+  // The key is now at its budget: blocked.
+  await assert.rejects(stage.run(chatCall(context), answer), (error: GatewayError) => error.code === 'insufficient_credits');
+});
+
+test('moderations are not metered', async () => {
+  const { stage } = setup();
+  const call = chatCall(auth(), { operation: 'moderation', model: 'anything' });
+  const outcome = await stage.run(call, async () => ({ kind: 'json', body: { ok: true } }));
+  assert.deepEqual(outcome, { kind: 'json', body: { ok: true } });
+  assert.equal(call.record.headers['x-gw-request-cost'], undefined);
+});

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import type { CounterStore, WindowLimit } from '../../src/ratelimit/counter-store.js';
+import { createMemoryCounterStore } from '../../src/ratelimit/memory-counter-store.js';
+import { createRedisCounterStore } from '../../src/ratelimit/redis-counter-store.js';
+
+const redisUrl = process.env.GW_TEST_REDIS_URL;
+const connections: Redis[] = [];
+after(() => {
+  for (const connection of connections) connection.disconnect();
+});
+
+const implementations: Array<{ name: string; skip: string | false; make(): CounterStore }> = [
+  { name: 'memory', skip: false, make: () => createMemoryCounterStore({ sweepIntervalMs: 0 }) },
+  {
+    name: 'redis',
+    skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set',
+    make() {
+      const redis = new Redis(redisUrl!, { maxRetriesPerRequest: 1 });
+      connections.push(redis);
+      return createRedisCounterStore({ redis, prefix: `gwtest:${randomUUID()}:` });
+    },
+  },
+];
+
+// A fixed instant at the start of a minute, so window arithmetic in the assertions is simple.
+const T0 = 1_700_000_040_000;
+
+const limit = (key: string, max: number, amount = 1, windowMs = 60_000): WindowLimit => ({ key, limit: max, windowMs, amount });
+
+for (const implementation of implementations) {
+  describe(`CounterStore contract: ${implementation.name}`, { skip: implementation.skip }, () => {
+    test('counts up to the limit, then refuses with a retry time', async () => {
+      const store = implementation.make();
+      for (let index = 0; index < 3; index++) {
+        const result = await store.hit([limit('a', 3)], T0 + index);
+        assert.equal(result.allowed, true);
+        assert.equal(result.states[0].remaining, 2 - index);
+      }
+      const refused = await store.hit([limit('a', 3)], T0 + 10);
+      assert.equal(refused.allowed, false);
+      assert.equal(refused.blockedIndex, 0);
+      assert.equal(refused.states[0].remaining, 0);
+      assert.ok(refused.states[0].retryAfterMs > 0);
+      assert.equal(refused.states[0].resetMs, 60_000 - 10);
+      await store.close();
+    });
+
+    test('all-or-nothing: a refused call counts in no window', async () => {
+      const store = implementation.make();
+      assert.equal((await store.hit([limit('roomy', 100), limit('tight', 1)], T0)).allowed, true);
+      const refused = await store.hit([limit('roomy', 100), limit('tight', 1)], T0 + 1);
+      assert.equal(refused.blockedIndex, 1);
+      const roomy = await store.hit([limit('roomy', 100, 0)], T0 + 2);
+      assert.equal(roomy.states[0].remaining, 99);
+      await store.close();
+    });
+
+    test('sliding window: the previous window weighs by its overlap', async () => {
+      const store = implementation.make();
+      for (let index = 0; index < 10; index++) await store.hit([limit('s', 10)], T0 + index);
+      // Half-way into the next window, the previous 10 weigh 5: five more fit, the sixth does not.
+      const half = T0 + 60_000 + 30_000;
+      for (let index = 0; index < 5; index++) assert.equal((await store.hit([limit('s', 10)], half)).allowed, true, `call ${index}`);
+      assert.equal((await store.hit([limit('s', 10)], half)).allowed, false);
+      // Two windows later everything has aged out.
+      assert.equal((await store.hit([limit('s', 10)], T0 + 180_000)).states[0].remaining, 9);
+      await store.close();
+    });
+
+    test('token amounts and later corrections', async () => {
+      const store = implementation.make();
+      assert.equal((await store.hit([limit('tpm', 1000, 600)], T0)).states[0].remaining, 400);
+      assert.equal((await store.hit([limit('tpm', 1000, 600)], T0 + 1)).allowed, false);
+      await store.adjust('tpm', 60_000, T0, -500);
+      const after = await store.hit([limit('tpm', 1000, 600)], T0 + 2);
+      assert.equal(after.allowed, true);
+      assert.equal(after.states[0].remaining, 300);
+      await store.adjust('tpm', 60_000, T0, -10_000);
+      assert.equal((await store.hit([limit('tpm', 1000, 0)], T0 + 3)).states[0].remaining, 1000);
+      await store.close();
+    });
+
+    test('concurrency: 60 parallel calls against an RPM of 9 admit exactly 9', async () => {
+      const store = implementation.make();
+      const results = await Promise.all(Array.from({ length: 60 }, () => store.hit([limit('conc', 9), limit('conc-tps', 1000, 1, 1000)], T0)));
+      assert.equal(results.filter((result) => result.allowed).length, 9);
+      await store.close();
+    });
+  });
+}
