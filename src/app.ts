@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
+import { countTokens } from 'gpt-tokenizer';
 import type { Config } from './config/config-schema.js';
 import { createDatabase, type DatabaseHandle } from './db/create-database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -12,6 +13,12 @@ import { createKeyIssuer, type KeyIssuer } from './keys/key-issuer.js';
 import { createSqlTenancyStore, type TenancyStore } from './tenancy/tenancy-store.js';
 import { loadMasterCredential } from './admin/master-credential.js';
 import { createManagementAuth } from './admin/create-management-auth.js';
+import { createDashboardSessions } from './dashboard/dashboard-sessions.js';
+import { findDashboardDirectory } from './dashboard/dashboard-directory.js';
+import { createUsageReport } from './dashboard/usage-report.js';
+import { createRequestLogQuery } from './dashboard/request-log-query.js';
+import { registerDashboardRoutes } from './http/routes/dashboard-routes.js';
+import { registerDashboardUsageRoutes } from './http/routes/dashboard-usage-routes.js';
 import { buildServer } from './http/build-server.js';
 import { registerInferenceRoutes } from './http/routes/inference-routes.js';
 import { registerModelRoutes } from './http/routes/model-routes.js';
@@ -23,11 +30,12 @@ import { composeStages } from './pipeline/compose-stages.js';
 import type { Next, Stage } from './pipeline/stage.js';
 import { OPERATIONS, type Operation } from './protocol/endpoints.js';
 import { LOCAL_MODELS } from './providers/local/local-models.js';
+import { createMetering, type Metering } from './metering/create-metering.js';
+import { registerCreditRoutes } from './http/routes/credit-routes.js';
+import { registerPricingRoutes } from './http/routes/pricing-routes.js';
 import { createLocalProvider } from './providers/local/create-local-provider.js';
-import { createHttpProvider } from './providers/http/create-http-provider.js';
 import { createUpstreamClient } from './providers/http/upstream-client.js';
-import { createCompatibleAdapter } from './providers/compatible/compatible-adapter.js';
-import { GENERIC_COMPATIBLE_PRESET } from './providers/compatible/compatible-preset.js';
+import { createProviderRegistry } from './providers/provider-registry.js';
 import type { Provider } from './providers/provider.js';
 import { createModelCatalog, type ModelCatalog } from './routing/model-catalog.js';
 import { loadCatalogFile } from './routing/catalog-file.js';
@@ -44,6 +52,8 @@ import { createLocalVideoJobBackend, createOpenAIVideoJobBackend, type VideoJobB
 import { startVideoJobRunner } from './videos/video-job-runner.js';
 import { registerVideoRoutes } from './http/routes/video-routes.js';
 import { newId } from './lib/ids.js';
+import { createGatewayMetrics } from './observability/gateway-metrics.js';
+import { registerMetricsRoute, startMetricsListener } from './http/routes/metrics-routes.js';
 
 export interface GatewayServices {
   config: Config;
@@ -57,6 +67,7 @@ export interface GatewayServices {
   catalog: ModelCatalog;
   router: Router;
   recorder: RequestRecorder;
+  metering: Metering;
   providers: Map<string, Provider>;
 }
 
@@ -69,6 +80,9 @@ export interface Gateway {
   /** Number of inference calls in progress (streams included). */
   inflight(): number;
 }
+
+/** Credit granted to the org created on first start: 10 USD in nano-USD (docs/money.md). */
+const FIRST_ORG_CREDIT_NANOS = 10_000_000_000;
 
 /** Redis connections fail fast when the server is away, so calls get their documented error instead of hanging. */
 async function connectRedis(url: string): Promise<Redis> {
@@ -84,6 +98,8 @@ async function connectRedis(url: string): Promise<Redis> {
  * in the GW_CONFIG file.
  */
 export async function createGateway(config: Config, environment: NodeJS.ProcessEnv = {}): Promise<Gateway> {
+  // The tokenizer builds its tables on first use (about 2 s); pay that at start, not on the first call.
+  countTokens('warm up the tokenizer');
   const secrets = loadServerSecrets(config.secret, config.dataDir);
   const secretBox = createSecretBox(secrets.encryptionKey);
   const database = await createDatabase(config.databaseUrl);
@@ -106,7 +122,9 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   const keys = createKeyAuthenticator({ store: tenancy, hashKey: secrets.keyHashKey, changes });
   const issuer = createKeyIssuer({ store: tenancy, hashKey: secrets.keyHashKey, changes, events });
   const master = await loadMasterCredential(database.db, secrets.keyHashKey, config.masterKey);
-  const managementAuth = createManagementAuth({ keys, master: master.credential });
+  // Dashboard sessions (HMAC-signed cookie + CSRF) are one more way to reach the management API.
+  const dashboardSessions = createDashboardSessions({ sessionKey: secrets.sessionKey, store: tenancy });
+  const managementAuth = createManagementAuth({ keys, master: master.credential, sessions: dashboardSessions });
 
   const fileConfig = config.configFile ? await loadCatalogFile(config.configFile, environment) : undefined;
   const catalog = await createModelCatalog({
@@ -123,12 +141,8 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   });
 
   const upstream = createUpstreamClient();
-  const providers = new Map<string, Provider>();
-  const addProvider = (provider: Provider) => providers.set(provider.id, provider);
   const local = createLocalProvider();
-  addProvider(local);
-  addProvider(createHttpProvider(createCompatibleAdapter(GENERIC_COMPATIBLE_PRESET), upstream));
-  addProvider(createHttpProvider(createCompatibleAdapter({ ...GENERIC_COMPATIBLE_PRESET, id: 'openai', baseUrl: 'https://api.openai.com/v1' }), upstream));
+  const providers = createProviderRegistry(upstream, [local]);
 
   const breaker = createCircuitBreaker({
     store: redis ? createRedisCircuitStore(redis) : createMemoryCircuitStore(),
@@ -144,6 +158,20 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     eventBus: events,
     logger,
     requestTimeoutMs: config.requestTimeoutMs,
+  });
+
+  // Credits, budgets, spend and rate limits (docs/money.md, docs/rate-limits.md).
+  const metering = await createMetering({
+    db: database.db,
+    redis,
+    events,
+    changes,
+    catalog,
+    builtinModels: config.localProvider ? LOCAL_MODELS : [],
+    ledgerFlushIntervalMs: config.logFlushIntervalMs,
+    ledgerBatchSize: config.logBatchSize,
+    reservationTtlMs: config.requestTimeoutMs + 60_000,
+    onError: (error, context) => logger.error({ err: error }, context),
   });
 
   const recorder = createSqlRequestRecorder(database.db, {
@@ -169,7 +197,8 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
 
   // The spec's "Features" column, per operation, in pipeline order.
   const stagesFor = (operation: Operation): Stage[] => {
-    const stages: Stage[] = [];
+    // Rate limits first (cheap refusals), then the meter, which sits outside the cache so hits are recorded at cost 0.
+    const stages: Stage[] = [metering.rateLimitStage, metering.meterStage];
     if (operation === 'video') stages.push(createVideoStage(videos));
     return stages;
   };
@@ -200,8 +229,17 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     { pipelines, defaultModels: { moderation: firstModelFor('moderation'), image_edit: firstModelFor('image_edit') } },
   );
   registerModelRoutes(server, { keys, catalog, changes });
+  const orgExists = async (orgId: string) => (await tenancy.getOrganization(orgId)) !== undefined;
+  registerCreditRoutes(server, { auth: managementAuth, credits: metering.credits, ledger: metering.ledger, orgExists });
+  registerPricingRoutes(server, { auth: managementAuth, pricing: metering.pricing, catalog, orgExists });
   registerVideoRoutes(server, { auth: managementAuth, store: videos, backends: videoBackends, targetOf: (deploymentId) => catalog.target(deploymentId) });
   registerTenancyAdminRoutes(server, { auth: managementAuth, store: tenancy, issuer, changes });
+  registerDashboardRoutes(server, { sessions: dashboardSessions, keys, master: master.credential, staticDirectory: findDashboardDirectory(config.dashboardDir) });
+  registerDashboardUsageRoutes(server, {
+    auth: managementAuth,
+    usage: createUsageReport(database.db),
+    requestLog: createRequestLogQuery(database.db, { includeContents: config.logMessageContents }),
+  });
   registerSystemRoutes(server, {
     readinessChecks: {
       database: database.ping,
@@ -210,14 +248,28 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     isShuttingDown: () => shuttingDown,
   });
 
-  const bootstrap = await bootstrapFirstStart({ store: tenancy, issuer, generatedMasterKey: master.generated });
+  const metrics = createGatewayMetrics({
+    recorder,
+    circuits: async () =>
+      (await router.health()).map((health) => ({ deploymentId: health.deploymentId, provider: health.provider, state: health.circuit })),
+  });
+  registerMetricsRoute(server, { auth: managementAuth, metrics });
+  const metricsListener = config.metricsListen ? await startMetricsListener(config.metricsListen, metrics) : undefined;
+
+  const bootstrap = await bootstrapFirstStart({
+    store: tenancy,
+    issuer,
+    generatedMasterKey: master.generated,
+    // The first org starts with a little credit so `npm start` works at once; later orgs are topped up by an admin.
+    onOrgCreated: async (orgId) => void (await metering.credits.topUp(orgId, FIRST_ORG_CREDIT_NANOS, 'first-start credit', 'grant')),
+  });
 
   const lastUsedTimer = setInterval(() => {
     keys.flushLastUsed().catch((error) => logger.warn({ err: error }, 'last-used update failed'));
   }, 5000);
   lastUsedTimer.unref();
 
-  const services: GatewayServices = { config, database, redis, tenancy, keys, issuer, changes, events, catalog, router, recorder, providers };
+  const services: GatewayServices = { config, database, redis, tenancy, keys, issuer, changes, events, catalog, router, recorder, metering, providers };
 
   return {
     server,
@@ -232,8 +284,11 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
       await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())))]);
       clearInterval(lastUsedTimer);
       videoRunner.stop();
+      metrics.stop();
+      metricsListener?.close();
       await keys.flushLastUsed().catch(() => {});
       await recorder.close();
+      await metering.close();
       await keys.close();
       await changes.close();
       await upstream.close();

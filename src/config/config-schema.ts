@@ -38,6 +38,8 @@ export const configSchema = z.object({
   printCredentials: z.coerce.boolean().default(true),
   /** Log message contents in the request log (off by default). */
   logMessageContents: z.coerce.boolean().default(false),
+  /** Directory of the built dashboard (index.html + assets); default dist/dashboard at the package root. */
+  dashboardDir: z.string().optional(),
   /** Public URL of the gateway, for links in notifications and the dashboard. */
   publicUrl: z.string().optional(),
 });

@@ -26,6 +26,7 @@ const ENVIRONMENT_NAMES = {
   GW_PRINT_CREDENTIALS: 'printCredentials',
   GW_LOG_MESSAGE_CONTENTS: 'logMessageContents',
   GW_PUBLIC_URL: 'publicUrl',
+  GW_DASHBOARD_DIR: 'dashboardDir',
 } as const;
 
 const LIST_FIELDS = new Set(['webhookAllowedHosts']);

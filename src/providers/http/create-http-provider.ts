@@ -3,6 +3,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { Operation } from '../../protocol/endpoints.js';
 import type { Outcome, StreamEvent } from '../../pipeline/stage.js';
 import { createSseParser } from '../../lib/sse-parser.js';
+import { createAwsEventStreamDecoder } from '../../lib/aws-event-stream.js';
 import type { Invocation, Provider } from '../provider.js';
 import type {
   OperationTranslator,
@@ -21,7 +22,11 @@ export interface FrameDecoder {
 
 export type FrameDecoderFactories = Partial<Record<StreamFraming, () => FrameDecoder>>;
 
-const DEFAULT_DECODERS: FrameDecoderFactories = { sse: createSseParser, ndjson: createNdjsonDecoder };
+const DEFAULT_DECODERS: FrameDecoderFactories = {
+  sse: createSseParser,
+  ndjson: createNdjsonDecoder,
+  'aws-eventstream': createAwsEventStreamDecoder,
+};
 
 /** Largest error body we read from an upstream, to quote its message. */
 const ERROR_BODY_LIMIT_BYTES = 64 * 1024;
@@ -54,7 +59,8 @@ export function createHttpProvider(
         created: Math.floor(Date.now() / 1000),
       };
       const streaming = call.stream && translator.createStreamTranslator !== undefined;
-      const upstreamRequest = translator.buildRequest(call.files ? { ...call.request, files: call.files } : call.request, {
+      const request = call.files ? { ...call.request, files: call.files } : call.request;
+      const upstreamRequest = translator.buildRequest(request, {
         ...context,
         stream: streaming,
       });
@@ -91,7 +97,7 @@ export function createHttpProvider(
           });
         }
       }
-      const result = translator.parseResponse(parsed, { ...context, contentType, raw });
+      const result = translator.parseResponse(parsed, { ...context, contentType, raw, request });
       if (result.binary) return { kind: 'binary', contentType: result.binary.contentType, bytes: result.binary.bytes, usage: result.usage };
       return { kind: 'json', body: result.body, usage: result.usage, raw: result.passthrough ? raw : undefined };
     },

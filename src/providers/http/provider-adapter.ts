@@ -43,7 +43,7 @@ export interface OperationTranslator<Request = unknown> {
   /** `body` is parsed JSON, or the raw bytes when the upstream answered with binary content. */
   parseResponse(
     body: unknown,
-    context: TranslationContext & { contentType: string; raw: Buffer },
+    context: TranslationContext & { contentType: string; raw: Buffer; request?: unknown },
   ): ParsedUpstreamResponse;
   /** Present when the operation streams (chat, completions). */
   createStreamTranslator?(context: TranslationContext): StreamTranslator;
