@@ -54,6 +54,7 @@ import { registerVideoRoutes } from './http/routes/video-routes.js';
 import { newId } from './lib/ids.js';
 import { createGatewayMetrics } from './observability/gateway-metrics.js';
 import { registerMetricsRoute, startMetricsListener } from './http/routes/metrics-routes.js';
+import { startTracing, traceStage, traceUpstream } from './observability/tracing.js';
 
 export interface GatewayServices {
   config: Config;
@@ -202,7 +203,15 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     if (operation === 'video') stages.push(createVideoStage(videos));
     return stages;
   };
-  const pipelines = Object.fromEntries(OPERATIONS.map((operation) => [operation, composeStages(stagesFor(operation), router.route)])) as Record<Operation, Next>;
+  const tracing = await startTracing(config.tracing, config.serviceName);
+  const tracer = tracing.tracer;
+  const terminal = tracer ? traceUpstream(router.route, tracer) : router.route;
+  const pipelines = Object.fromEntries(
+    OPERATIONS.map((operation) => {
+      const stages = stagesFor(operation);
+      return [operation, composeStages(tracer ? stages.map((stage) => traceStage(stage, tracer)) : stages, terminal)];
+    }),
+  ) as Record<Operation, Next>;
 
   const localOperations = new Map(LOCAL_MODELS.map((model) => [model.id, model.operations]));
   const models: ModelDirectory = {
@@ -292,6 +301,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
       await keys.close();
       await changes.close();
       await upstream.close();
+      await tracing.shutdown().catch(() => {});
       redis?.disconnect();
       redisSubscriber?.disconnect();
       await database.close();

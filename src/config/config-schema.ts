@@ -40,6 +40,9 @@ export const configSchema = z.object({
   logMessageContents: z.coerce.boolean().default(false),
   /** Directory of the built dashboard (index.html + assets); default dist/dashboard at the package root. */
   dashboardDir: z.string().optional(),
+  /** OpenTelemetry traces: on when an OTLP endpoint (or OTEL_TRACES_EXPORTER=otlp) is configured in the standard OTEL_* variables. */
+  tracing: z.coerce.boolean().default(false),
+  serviceName: z.string().default('gw'),
   /** Public URL of the gateway, for links in notifications and the dashboard. */
   publicUrl: z.string().optional(),
 });

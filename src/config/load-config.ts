@@ -47,6 +47,10 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrid
     else if (BOOLEAN_FIELDS.has(field)) raw[field] = !['0', 'false', 'no', 'off'].includes(value.toLowerCase());
     else raw[field] = value;
   }
+  // The OTLP exporter reads its own OTEL_* settings; here we only decide whether tracing is on.
+  const otelEndpoint = environment.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || environment.OTEL_EXPORTER_OTLP_ENDPOINT;
+  raw.tracing = environment.OTEL_SDK_DISABLED !== 'true' && (Boolean(otelEndpoint) || environment.OTEL_TRACES_EXPORTER === 'otlp');
+  if (environment.OTEL_SERVICE_NAME) raw.serviceName = environment.OTEL_SERVICE_NAME;
   Object.assign(raw, overrides);
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {

@@ -42,7 +42,9 @@ function findEmails(text: string): Finding[] {
     let end = at + 1;
     while (end < text.length && isDomainChar(text.charCodeAt(end))) end++;
     while (end > at + 1 && (text.charCodeAt(end - 1) === 46 || text.charCodeAt(end - 1) === 45)) end--;
-    const lastDot = text.lastIndexOf('.', end - 1);
+    // Search back only within this domain: an unbounded lastIndexOf would rescan the text per '@'.
+    let lastDot = end - 1;
+    while (lastDot > at && text.charCodeAt(lastDot) !== 46) lastDot--;
     const tld = lastDot > at + 1 ? text.slice(lastDot + 1, end) : '';
     if (start < at && tld.length >= 2 && /^[A-Za-z]+$/.test(tld)) {
       findings.push({ start, end, type: 'email' });

@@ -5,7 +5,7 @@ import type { LocalVideoBackend } from '../providers/local/local-video-backend.j
 import type { UpstreamClient } from '../providers/http/upstream-client.js';
 import type { UpstreamRequest } from '../providers/http/provider-adapter.js';
 import { buildVideoContentRequest, buildVideoStatusRequest, parseVideoJob } from '../providers/openai/openai-video-translator.js';
-import { parseOpenAIError } from '../providers/compatible/parse-openai-error.js';
+import { parseOpenAIError } from '../providers/http/upstream-error.js';
 
 export interface VideoJobState {
   status: VideoStatus;

@@ -12,7 +12,7 @@ import type {
   UpstreamRequest,
 } from '../http/provider-adapter.js';
 import type { CompatiblePreset } from './compatible-preset.js';
-import { parseOpenAIError } from './parse-openai-error.js';
+import { parseOpenAIError } from '../http/upstream-error.js';
 
 /**
  * OpenAI-compatible upstreams (OpenAI, Groq, Together, vLLM, Ollama, …). The body is forwarded as the

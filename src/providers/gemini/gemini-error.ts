@@ -1,5 +1,5 @@
 import type { GatewayError } from '../../errors/gateway-error.js';
-import { extractErrorText, upstreamError } from '../openai/upstream-error.js';
+import { extractErrorText, upstreamError } from '../http/upstream-error.js';
 
 type Headers = Record<string, string | string[] | undefined>;
 

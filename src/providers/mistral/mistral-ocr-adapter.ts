@@ -1,5 +1,5 @@
 import type { ProviderAdapter } from '../http/provider-adapter.js';
-import { extractErrorText, upstreamError } from '../openai/upstream-error.js';
+import { extractErrorText, upstreamError } from '../http/upstream-error.js';
 import { mistralOcrTranslator } from './mistral-ocr.js';
 
 /**

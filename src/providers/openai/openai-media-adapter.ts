@@ -1,5 +1,5 @@
 import type { ProviderAdapter } from '../http/provider-adapter.js';
-import { parseOpenAIError } from '../compatible/parse-openai-error.js';
+import { parseOpenAIError } from '../http/upstream-error.js';
 import { openaiSpeechTranslator, openaiTranscriptionTranslator } from './openai-audio-translators.js';
 import { openaiImageEditTranslator, openaiImageGenerationTranslator } from './openai-image-translators.js';
 import { openaiModerationTranslator } from './openai-moderation-translator.js';

@@ -7,7 +7,7 @@ export interface UpstreamErrorInput {
   status: number;
   /** The provider's own error text, already extracted from its error body. */
   message: string | undefined;
-  /** The provider's own error type or code (e.g. `overloaded_error`, `RESOURCE_EXHAUSTED`), when it has one. */
+  /** The provider's own error type or code (e.g. `overloaded_error`, `RESOURCE_EXHAUSTED`, `context_length_exceeded`). */
   upstreamType?: string;
   headers: Headers;
 }
@@ -15,14 +15,16 @@ export interface UpstreamErrorInput {
 // Wording upstreams use when the prompt does not fit; they answer 400 for it, which we make specific.
 const CONTEXT_LENGTH_PATTERN =
   /context.length|context window|maximum context|too many tokens|prompt is too long|input is too long|exceeds the maximum number of tokens|token limit/i;
-const CONTENT_FILTER_PATTERN = /content.filter|content management policy|safety|responsible ai policy|blocked by/i;
-// Credentials or endpoints an upstream might echo back; never shown to clients.
+const CONTENT_FILTER_PATTERN = /content.filter|content.policy|content management policy|safety|responsible ai policy|blocked by/i;
+// Credentials or endpoints an upstream might echo back ("Incorrect API key provided: sk-abc…"); never shown to clients.
 const SECRET_PATTERNS = [
   /https?:\/\/[^\s"')]+/gi,
+  /\bBearer\s+[^\s"]+/gi,
   /\b(?:sk|pk|rk|key|gsk|xai|AKIA|ASIA)[-_][A-Za-z0-9_-]{8,}/g,
   /\bAIza[0-9A-Za-z_-]{20,}/g,
   /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
-  /\bBearer\s+[^\s"]+/gi,
+  // Opaque keys with no telling prefix (Azure's 32 hex digits, Cohere's 40 characters): long runs mixing letters and digits.
+  /\b(?=[A-Za-z0-9_-]*[0-9])(?=[A-Za-z0-9_-]*[A-Za-z])[A-Za-z0-9_-]{32,}\b/g,
 ];
 
 /** Strips URLs and anything shaped like a credential from an upstream message, and bounds its length. */
@@ -48,8 +50,10 @@ export function retryAfterSeconds(headers: Headers, nowMs: number = Date.now()):
 }
 
 /**
- * The one mapping from an upstream failure to our catalog, shared by every provider adapter so the
- * router's retry decisions (which read `retryable`) mean the same thing for every provider.
+ * The one mapping from an upstream failure to our catalog, shared by every provider adapter and the
+ * video job backend, so the router's retry decisions (which read `retryable`) mean the same thing
+ * for every provider. A 2xx whose body cannot be read is not an upstream error status: the caller
+ * raises `upstream_bad_response` for it.
  */
 export function upstreamError(input: UpstreamErrorInput): GatewayError {
   const { provider, status } = input;
@@ -58,22 +62,25 @@ export function upstreamError(input: UpstreamErrorInput): GatewayError {
   const details: Record<string, unknown> = { upstream_status: status };
   const options: GatewayErrorOptions = { provider, details };
   const overloaded = /overloaded/i.test(input.upstreamType ?? '');
+  // The router waits this long before retrying any retryable failure (429, 503 with Retry-After).
+  const retryAfter = retryAfterSeconds(input.headers);
+  if (retryAfter !== undefined) details.retry_after_seconds = retryAfter;
 
   if (status === 429 && !overloaded) {
-    const retryAfter = retryAfterSeconds(input.headers);
-    if (retryAfter !== undefined) {
-      details.retry_after_seconds = retryAfter;
-      options.headers = { 'retry-after': String(retryAfter) };
-    }
+    if (retryAfter !== undefined) options.headers = { 'retry-after': String(retryAfter) };
     return new GatewayError('upstream_rate_limited', describe(`The ${provider} upstream rate-limited the request`), options);
   }
   if (status === 408) {
     return new GatewayError('upstream_request_timeout', describe(`The ${provider} upstream timed out the request`), options);
   }
-  if (status >= 500 || status === 529 || overloaded) {
+  if (status === 504) {
+    return new GatewayError('upstream_timeout', describe(`The ${provider} upstream did not answer in time`), options);
+  }
+  if (status >= 500 || overloaded) {
     return new GatewayError('upstream_unavailable', describe(`The ${provider} upstream is unavailable`), options);
   }
   if (status === 401 || status === 403) {
+    // The upstream's text is not quoted: it is about the gateway's credential, which is none of the caller's business.
     return new GatewayError('upstream_authentication', `The ${provider} upstream rejected the gateway's credentials`, options);
   }
   if (status >= 400) {
@@ -89,7 +96,11 @@ export function upstreamError(input: UpstreamErrorInput): GatewayError {
   return new GatewayError('upstream_bad_response', describe(`The ${provider} upstream answered with status ${status}`), options);
 }
 
-/** Reads `{error:{message,type|code|status}}`, `{message}`, `{error:"text"}` or a bare string, the shapes upstreams use. */
+/**
+ * Reads `{error:{message,type,code|status}}`, `{message}`, `{error:"text"}` or a bare string, the
+ * shapes upstreams use. `type` is the most specific of code, type and status (OpenAI puts
+ * `context_length_exceeded` in `code` and the generic `invalid_request_error` in `type`).
+ */
 export function extractErrorText(body: unknown): { message?: string; type?: string } {
   if (typeof body === 'string') return { message: body || undefined };
   if (Buffer.isBuffer(body)) return { message: body.toString('utf8') || undefined };
@@ -99,15 +110,19 @@ export function extractErrorText(body: unknown): { message?: string; type?: stri
   if (typeof error === 'string') return { message: error, type: stringOf(record.type) };
   if (typeof error === 'object' && error !== null) {
     const inner = error as Record<string, unknown>;
-    return {
-      message: stringOf(inner.message),
-      type: stringOf(inner.type) ?? stringOf(inner.status) ?? stringOf(inner.code),
-    };
+    const types = [inner.type, inner.status, inner.code].map(stringOf).filter((value) => value !== undefined);
+    return { message: stringOf(inner.message), type: types.length > 0 ? [...new Set(types)].join(' ') : undefined };
   }
   return {
     message: stringOf(record.message) ?? stringOf(record.Message) ?? stringOf(record.detail),
     type: stringOf(record.type) ?? stringOf(record.__type) ?? stringOf(record.code),
   };
+}
+
+/** An OpenAI-shaped error answer (`{error:{message,type,code}}`), as the compatible family and the video backend get them. */
+export function parseOpenAIError(provider: string, status: number, body: unknown, headers: Headers): GatewayError {
+  const { message, type } = extractErrorText(body);
+  return upstreamError({ provider, status, message, upstreamType: type, headers });
 }
 
 function stringOf(value: unknown): string | undefined {

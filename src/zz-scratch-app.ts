@@ -1,0 +1,306 @@
+import type { FastifyInstance } from 'fastify';
+import { createAlerting } from './alerts/create-alerting.js';
+import { registerChannelRoutes } from './http/routes/channel-routes.js';
+import { Redis } from 'ioredis';
+import { countTokens } from 'gpt-tokenizer';
+import type { Config } from './config/config-schema.js';
+import { createDatabase, type DatabaseHandle } from './db/create-database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { createLocalChangeFeed, createRedisChangeFeed, type ChangeFeed } from './lib/change-feed.js';
+import { createEventBus, type EventBus } from './lib/event-bus.js';
+import { createSecretBox } from './lib/secret-box.js';
+import { loadServerSecrets } from './lib/server-secrets.js';
+import { createKeyAuthenticator, type KeyAuthenticator } from './keys/key-authenticator.js';
+import { createKeyIssuer, type KeyIssuer } from './keys/key-issuer.js';
+import { createSqlTenancyStore, type TenancyStore } from './tenancy/tenancy-store.js';
+import { loadMasterCredential } from './admin/master-credential.js';
+import { createManagementAuth } from './admin/create-management-auth.js';
+import { createDashboardSessions } from './dashboard/dashboard-sessions.js';
+import { findDashboardDirectory } from './dashboard/dashboard-directory.js';
+import { createUsageReport } from './dashboard/usage-report.js';
+import { createRequestLogQuery } from './dashboard/request-log-query.js';
+import { registerDashboardRoutes } from './http/routes/dashboard-routes.js';
+import { registerDashboardUsageRoutes } from './http/routes/dashboard-usage-routes.js';
+import { buildServer } from './http/build-server.js';
+import { registerInferenceRoutes } from './http/routes/inference-routes.js';
+import { registerModelRoutes } from './http/routes/model-routes.js';
+import { registerSystemRoutes } from './http/routes/system-routes.js';
+import { registerTenancyAdminRoutes } from './http/routes/tenancy-admin-routes.js';
+import type { ModelDirectory } from './http/model-access.js';
+import { createSqlRequestRecorder, type RequestRecorder } from './observability/request-recorder.js';
+import { composeStages } from './pipeline/compose-stages.js';
+import type { Next, Stage } from './pipeline/stage.js';
+import { OPERATIONS, type Operation } from './protocol/endpoints.js';
+import { LOCAL_MODELS } from './providers/local/local-models.js';
+import { createMetering, type Metering } from './metering/create-metering.js';
+import { registerCreditRoutes } from './http/routes/credit-routes.js';
+import { registerPricingRoutes } from './http/routes/pricing-routes.js';
+import { createLocalProvider } from './providers/local/create-local-provider.js';
+import { createUpstreamClient } from './providers/http/upstream-client.js';
+import { createProviderRegistry } from './providers/provider-registry.js';
+import type { Provider } from './providers/provider.js';
+import { createModelCatalog, type ModelCatalog } from './routing/model-catalog.js';
+import { loadCatalogFile } from './routing/catalog-file.js';
+import { createRouter, type Router } from './routing/create-router.js';
+import { createCircuitBreaker } from './routing/circuit-breaker.js';
+import { createMemoryCircuitStore } from './routing/memory-circuit-store.js';
+import { createMemoryHealthStore } from './routing/memory-health-store.js';
+import { createRedisCircuitStore } from './routing/redis-circuit-store.js';
+import { createRedisHealthStore } from './routing/redis-health-store.js';
+import { bootstrapFirstStart, type BootstrapResult } from './admin/bootstrap-first-start.js';
+import { createSqlVideoStore } from './videos/video-store.js';
+import { createVideoStage } from './videos/video-stage.js';
+import { createLocalVideoJobBackend, createOpenAIVideoJobBackend, type VideoJobBackend } from './videos/video-job-backend.js';
+import { startVideoJobRunner } from './videos/video-job-runner.js';
+import { registerVideoRoutes } from './http/routes/video-routes.js';
+import { newId } from './lib/ids.js';
+import { createGatewayMetrics } from './observability/gateway-metrics.js';
+import { registerMetricsRoute, startMetricsListener } from './http/routes/metrics-routes.js';
+
+export interface GatewayServices {
+  config: Config;
+  database: DatabaseHandle;
+  redis: Redis | undefined;
+  tenancy: TenancyStore;
+  keys: KeyAuthenticator;
+  issuer: KeyIssuer;
+  changes: ChangeFeed;
+  events: EventBus;
+  catalog: ModelCatalog;
+  router: Router;
+  recorder: RequestRecorder;
+  metering: Metering;
+  providers: Map<string, Provider>;
+}
+
+export interface Gateway {
+  server: FastifyInstance;
+  services: GatewayServices;
+  bootstrap: BootstrapResult;
+  /** Stops accepting, waits for in-flight calls (bounded by shutdownGraceMs), flushes logs, closes stores. */
+  close(): Promise<void>;
+  /** Number of inference calls in progress (streams included). */
+  inflight(): number;
+}
+
+/** Credit granted to the org created on first start: 10 USD in nano-USD (docs/money.md). */
+const FIRST_ORG_CREDIT_NANOS = 10_000_000_000;
+
+/** Redis connections fail fast when the server is away, so calls get their documented error instead of hanging. */
+async function connectRedis(url: string): Promise<Redis> {
+  const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
+  redis.on('error', () => {});
+  await redis.connect();
+  return redis;
+}
+
+/**
+ * The composition root: every store, provider and stage is created here, in pipeline order, and
+ * nothing else knows which backend runs. `environment` is only used to resolve api_key_env names
+ * in the GW_CONFIG file.
+ */
+export async function createGateway(config: Config, environment: NodeJS.ProcessEnv = {}): Promise<Gateway> {
+  // The tokenizer builds its tables on first use (about 2 s); pay that at start, not on the first call.
+  countTokens('warm up the tokenizer');
+  const secrets = loadServerSecrets(config.secret, config.dataDir);
+  const secretBox = createSecretBox(secrets.encryptionKey);
+  const database = await createDatabase(config.databaseUrl);
+  await migrateToLatest(database.db);
+
+  const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;
+  const redisSubscriber = redis ? await connectRedis(config.redisUrl!) : undefined;
+  const changes = redis && redisSubscriber ? createRedisChangeFeed(redis, redisSubscriber) : createLocalChangeFeed();
+
+  const server = await buildServer({
+    bodyLimitBytes: config.bodyLimitBytes,
+    fileLimitBytes: config.fileLimitBytes,
+    logLevel: config.logLevel,
+    version: '0.1.0',
+  });
+  const logger = server.log;
+  const events = createEventBus((error) => logger.error({ err: error }, 'event listener failed'));
+
+  const tenancy = createSqlTenancyStore(database.db);
+  const keys = createKeyAuthenticator({ store: tenancy, hashKey: secrets.keyHashKey, changes });
+  const issuer = createKeyIssuer({ store: tenancy, hashKey: secrets.keyHashKey, changes, events });
+  const master = await loadMasterCredential(database.db, secrets.keyHashKey, config.masterKey);
+  // Dashboard sessions (HMAC-signed cookie + CSRF) are one more way to reach the management API.
+  const dashboardSessions = createDashboardSessions({ sessionKey: secrets.sessionKey, store: tenancy });
+  const managementAuth = createManagementAuth({ keys, master: master.credential, sessions: dashboardSessions });
+
+  const fileConfig = config.configFile ? await loadCatalogFile(config.configFile, environment) : undefined;
+  const catalog = await createModelCatalog({
+    db: database.db,
+    fileConfig,
+    builtinModels: config.localProvider ? LOCAL_MODELS : [],
+    credentialVault: secretBox,
+    logger,
+  });
+  changes.subscribe((notice) => {
+    if (notice.kind === 'catalog' || notice.kind === 'all') {
+      catalog.reload().catch((error) => logger.error({ err: error }, 'catalog reload failed'));
+    }
+  });
+
+  const upstream = createUpstreamClient();
+  const local = createLocalProvider();
+  const providers = createProviderRegistry(upstream, [local]);
+
+  const breaker = createCircuitBreaker({
+    store: redis ? createRedisCircuitStore(redis) : createMemoryCircuitStore(),
+    eventBus: events,
+    now: Date.now,
+    logger,
+  });
+  const router = createRouter({
+    catalog,
+    providers,
+    breaker,
+    health: redis ? createRedisHealthStore(redis) : createMemoryHealthStore(),
+    eventBus: events,
+    logger,
+    requestTimeoutMs: config.requestTimeoutMs,
+  });
+
+  // Credits, budgets, spend and rate limits (docs/money.md, docs/rate-limits.md).
+  const metering = await createMetering({
+    db: database.db,
+    redis,
+    events,
+    changes,
+    catalog,
+    builtinModels: config.localProvider ? LOCAL_MODELS : [],
+    ledgerFlushIntervalMs: config.logFlushIntervalMs,
+    ledgerBatchSize: config.logBatchSize,
+    reservationTtlMs: config.requestTimeoutMs + 60_000,
+    onError: (error, context) => logger.error({ err: error }, context),
+  });
+
+  const recorder = createSqlRequestRecorder(database.db, {
+    intervalMs: config.logFlushIntervalMs,
+    batchSize: config.logBatchSize,
+    onError: (error) => logger.error({ err: error }, 'request log write failed; will retry'),
+  });
+
+  const instanceId = newId();
+  const videos = createSqlVideoStore(database.db);
+  const videoBackends = new Map<string, VideoJobBackend>([
+    ['local', createLocalVideoJobBackend(local.video)],
+    ['openai', createOpenAIVideoJobBackend(upstream)],
+  ]);
+  const videoRunner = startVideoJobRunner({
+    db: database.db,
+    store: videos,
+    backends: videoBackends,
+    targetOf: (deploymentId) => catalog.target(deploymentId),
+    instanceId,
+    logger,
+  });
+
+  // The spec's "Features" column, per operation, in pipeline order.
+  const stagesFor = (operation: Operation): Stage[] => {
+    // Rate limits first (cheap refusals), then the meter, which sits outside the cache so hits are recorded at cost 0.
+    const stages: Stage[] = [metering.rateLimitStage, metering.meterStage];
+    if (operation === 'video') stages.push(createVideoStage(videos));
+    return stages;
+  };
+  const pipelines = Object.fromEntries(OPERATIONS.map((operation) => [operation, composeStages(stagesFor(operation), router.route)])) as Record<Operation, Next>;
+
+  const localOperations = new Map(LOCAL_MODELS.map((model) => [model.id, model.operations]));
+  const models: ModelDirectory = {
+    has: (modelId) => catalog.get(modelId) !== undefined,
+    supports(modelId, operation) {
+      const route = catalog.get(modelId);
+      if (!route) return false;
+      return route.deployments.some((deployment) => {
+        if (!deployment.enabled) return false;
+        if (deployment.provider === 'local') return localOperations.get(deployment.upstreamModel)?.includes(operation) ?? false;
+        return providers.get(deployment.provider)?.operations.has(operation) ?? false;
+      });
+    },
+  };
+  const firstModelFor = (operation: Operation) => () => catalog.list().find((model) => models.supports(model.id, operation))?.id;
+
+  let inflightCount = 0;
+  let shuttingDown = false;
+  const inflight = { add: () => void inflightCount++, done: () => void inflightCount-- };
+
+  registerInferenceRoutes(
+    server,
+    { keys, models, recorder, requestTimeoutMs: config.requestTimeoutMs, inflight },
+    { pipelines, defaultModels: { moderation: firstModelFor('moderation'), image_edit: firstModelFor('image_edit') } },
+  );
+  registerModelRoutes(server, { keys, catalog, changes });
+  const orgExists = async (orgId: string) => (await tenancy.getOrganization(orgId)) !== undefined;
+  registerCreditRoutes(server, { auth: managementAuth, credits: metering.credits, ledger: metering.ledger, orgExists });
+  registerPricingRoutes(server, { auth: managementAuth, pricing: metering.pricing, catalog, orgExists });
+  registerVideoRoutes(server, { auth: managementAuth, store: videos, backends: videoBackends, targetOf: (deploymentId) => catalog.target(deploymentId) });
+  registerTenancyAdminRoutes(server, { auth: managementAuth, store: tenancy, issuer, changes });
+  const alerting = createAlerting({ db: database.db, secretBox, eventBus: events, logger, config });
+  alerting.dispatcher.start();
+  registerChannelRoutes(server, { auth: managementAuth, channels: alerting.channels, alertRoutes: alerting.alertRoutes, deliveryLog: alerting.deliveryLog, delivery: alerting.delivery, urlGuard: alerting.http.guard });
+  registerDashboardRoutes(server, { sessions: dashboardSessions, keys, master: master.credential, staticDirectory: findDashboardDirectory(config.dashboardDir) });
+  registerDashboardUsageRoutes(server, {
+    auth: managementAuth,
+    usage: createUsageReport(database.db),
+    requestLog: createRequestLogQuery(database.db, { includeContents: config.logMessageContents }),
+  });
+  registerSystemRoutes(server, {
+    readinessChecks: {
+      database: database.ping,
+      ...(redis ? { redis: async () => (await redis.ping()) === 'PONG' } : {}),
+    },
+    isShuttingDown: () => shuttingDown,
+  });
+
+  const metrics = createGatewayMetrics({
+    recorder,
+    circuits: async () =>
+      (await router.health()).map((health) => ({ deploymentId: health.deploymentId, provider: health.provider, state: health.circuit })),
+  });
+  registerMetricsRoute(server, { auth: managementAuth, metrics });
+  const metricsListener = config.metricsListen ? await startMetricsListener(config.metricsListen, metrics) : undefined;
+
+  const bootstrap = await bootstrapFirstStart({
+    store: tenancy,
+    issuer,
+    generatedMasterKey: master.generated,
+    // The first org starts with a little credit so `npm start` works at once; later orgs are topped up by an admin.
+    onOrgCreated: async (orgId) => void (await metering.credits.topUp(orgId, FIRST_ORG_CREDIT_NANOS, 'first-start credit', 'grant')),
+  });
+
+  const lastUsedTimer = setInterval(() => {
+    keys.flushLastUsed().catch((error) => logger.warn({ err: error }, 'last-used update failed'));
+  }, 5000);
+  lastUsedTimer.unref();
+
+  const services = { alerting, config, database, redis, tenancy, keys, issuer, changes, events, catalog, router, recorder, metering, providers };
+
+  return {
+    server,
+    services,
+    bootstrap,
+    inflight: () => inflightCount,
+    async close() {
+      shuttingDown = true;
+      const deadline = Date.now() + config.shutdownGraceMs;
+      const closing = server.close();
+      while (inflightCount > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())))]);
+      clearInterval(lastUsedTimer);
+      videoRunner.stop();
+      metrics.stop();
+      metricsListener?.close();
+      await keys.flushLastUsed().catch(() => {});
+      await alerting.close();
+      await recorder.close();
+      await metering.close();
+      await keys.close();
+      await changes.close();
+      await upstream.close();
+      redis?.disconnect();
+      redisSubscriber?.disconnect();
+      await database.close();
+    },
+  };
+}
