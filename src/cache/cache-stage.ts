@@ -1,4 +1,4 @@
-import type { GatewayCall, Outcome, Stage, StreamEvent } from '../pipeline/stage.js';
+import type { GatewayCall, Stage, StreamEvent } from '../pipeline/stage.js';
 import type { ChatCompletion, ChatCompletionChunk } from '../protocol/chat.js';
 import { usageToOpenAI } from '../protocol/usage.js';
 import { tapStream } from '../lib/tap-stream.js';
@@ -101,5 +101,3 @@ function isCompleteAnswer(call: GatewayCall, body: unknown): boolean {
 async function* replayEvents(events: StreamEvent[]): AsyncGenerator<StreamEvent> {
   yield* events;
 }
-
-export type { Outcome };

@@ -37,21 +37,30 @@ describe('a budget crossing reaches a webhook, an email inbox and a Slack endpoi
     certificates.remove();
   });
 
-  test('one call that spends past 50%, 80% and 100% sends three notifications with rising severity to each channel', async (t) => {
+  test('two calls that spend past 50%, 80% and 100% send three notifications with rising severity to each channel', async (t) => {
     const alerting = (running.gateway.services as unknown as { alerting?: Alerting }).alerting;
     if (!alerting) {
       t.skip('alerting is not wired into the gateway (src/app.ts) yet');
       return;
     }
-    // A key whose budget the first priced call exceeds, so one settlement crosses every threshold.
+    const chat = (apiKey: string) =>
+      fetch(`${running.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'local-chat', max_tokens: 1, messages: [{ role: 'user', content: 'spend something' }] }),
+      });
+    // The price of one call, read off a call with the bootstrap key, so the budget below is exactly two calls.
+    const probe = await chat(running.apiKey);
+    assert.equal(probe.status, 200, await probe.clone().text());
+    const costNanos = Math.round(Number(probe.headers.get('x-gw-request-cost')) * 1e9);
+    assert.ok(costNanos > 0, 'local-chat calls are priced');
     const key = await adminRequest(running, 'POST', '/api/admin/keys', {
       org_id: running.orgId,
       name: 'budget-alerts',
-      budget: { limit_usd: '0.000000001', period: 'monthly', thresholds: [0.5, 0.8, 1] },
+      budget: { limit_usd: ((2 * costNanos) / 1e9).toFixed(9), period: 'monthly', thresholds: [0.5, 0.8, 1] },
     });
     assert.equal(key.status, 200, JSON.stringify(key.body));
-    const apiKey: string = key.body.key ?? key.body.api_key ?? key.body.secret;
-    assert.ok(apiKey, `the key creation response carries the key: ${JSON.stringify(key.body)}`);
+    const apiKey: string = key.body.key;
 
     const create = async (body: Record<string, unknown>) => {
       const response = await fetch(`${running.url}/gw/channels`, {
@@ -66,12 +75,11 @@ describe('a budget crossing reaches a webhook, an email inbox and a Slack endpoi
     await create({ name: 'email', channel_type: 'email', config: { to: ['finance@example.com'] } });
     await create({ name: 'slack', channel_type: 'slack', config: { webhook_url: receiver.url('/slack/services/T/B/X') } });
 
-    const completion = await fetch(`${running.baseURL}/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'local-chat', messages: [{ role: 'user', content: 'spend something' }] }),
-    });
-    assert.equal(completion.status, 200, await completion.clone().text());
+    // The first call reaches 50%; the second reaches 80% and 100%.
+    for (let call = 0; call < 2; call++) {
+      const completion = await chat(apiKey);
+      assert.equal(completion.status, 200, await completion.clone().text());
+    }
 
     const hooks = await eventually('three webhook deliveries', async () => {
       const received = receiver.requests.filter((request) => request.path === '/budget-hook');

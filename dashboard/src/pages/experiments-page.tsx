@@ -1,0 +1,88 @@
+import { Empty, ResourceView } from '../components/status-view.js';
+import { formatMs, formatNumber, formatPercent, formatUsdNanos, formatUsdString } from '../format.js';
+import { usePage } from '../page-context.js';
+import { pick, rowsOf, show } from '../pick.js';
+import { useResource } from '../use-resource.js';
+
+function VariantTable({ experiment }: { experiment: Record<string, unknown> }) {
+  const variants = (pick<Record<string, unknown>[]>(experiment, 'variants') ?? []) as Record<string, unknown>[];
+  const results = pick<Record<string, unknown>[] | Record<string, Record<string, unknown>>>(experiment, 'results', 'stats', 'outcomes');
+  const resultFor = (name: string): Record<string, unknown> => {
+    if (Array.isArray(results)) return results.find((row) => pick(row, 'variant', 'name') === name) ?? {};
+    return (results?.[name] as Record<string, unknown> | undefined) ?? {};
+  };
+  const totalWeight = variants.reduce((sum, variant) => sum + Number(pick(variant, 'weight') ?? 0), 0) || 1;
+  return (
+    <div class="table-scroll">
+      <table class="compact">
+        <thead>
+          <tr>
+            <th scope="col">Variant</th>
+            <th scope="col">Weight</th>
+            <th scope="col">Model / version</th>
+            <th scope="col">Calls</th>
+            <th scope="col">Error rate</th>
+            <th scope="col">Mean latency</th>
+            <th scope="col">Tokens</th>
+            <th scope="col">Cost</th>
+          </tr>
+        </thead>
+        <tbody>
+          {variants.map((variant) => {
+            const name = show(pick(variant, 'name'));
+            const stats = resultFor(name);
+            const calls = Number(pick(stats, 'calls', 'requests') ?? 0);
+            const errors = Number(pick(stats, 'errors') ?? 0);
+            const latencyTotal = pick<number>(stats, 'latency_ms_total');
+            const meanLatency = pick<number>(stats, 'mean_latency_ms', 'avg_latency_ms', 'latency_ms') ?? (latencyTotal !== undefined && calls ? latencyTotal / calls : undefined);
+            const costNanos = pick<number>(stats, 'cost_nanos');
+            const costUsd = pick<string>(stats, 'cost_usd');
+            return (
+              <tr key={name}>
+                <th scope="row">{name}</th>
+                <td>{formatPercent(Number(pick(variant, 'weight') ?? 0) / totalWeight)}</td>
+                <td>{show(pick(variant, 'model', 'template_version'))}</td>
+                <td>{formatNumber(calls)}</td>
+                <td>{calls ? formatPercent(errors / calls) : '—'}</td>
+                <td>{formatMs(meanLatency)}</td>
+                <td>{formatNumber(Number(pick(stats, 'prompt_tokens') ?? 0) + Number(pick(stats, 'completion_tokens') ?? 0))}</td>
+                <td>{costUsd ? formatUsdString(costUsd) : costNanos !== undefined ? formatUsdNanos(costNanos) : '—'}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+export function ExperimentsPage() {
+  const { api, orgId } = usePage();
+  const experiments = useResource(() => api.get<unknown>('/api/admin/experiments', { org_id: orgId }), [orgId]);
+  return (
+    <>
+      <h1>Experiments</h1>
+      <ResourceView resource={experiments} what="experiments" feature="A/B experiments">
+        {(body) => {
+          const rows = rowsOf(body);
+          if (rows.length === 0) return <Empty>No experiments yet.</Empty>;
+          return (
+            <ul class="plain">
+              {rows.map((experiment) => (
+                <li class="panel" key={show(pick(experiment, 'id'))}>
+                  <h2>
+                    {show(pick(experiment, 'name'))} <span class={`tag ${pick(experiment, 'status') === 'active' ? 'active' : 'revoked'}`}>{show(pick(experiment, 'status'))}</span>
+                  </h2>
+                  <p class="hint">
+                    Splits {show(pick(experiment, 'target_kind'))} {show(pick(experiment, 'target'))}
+                  </p>
+                  <VariantTable experiment={experiment} />
+                </li>
+              ))}
+            </ul>
+          );
+        }}
+      </ResourceView>
+    </>
+  );
+}
