@@ -34,6 +34,10 @@ export const configSchema = z.object({
   webhookCaFile: z.string().optional(),
   smtpUrl: z.string().optional(),
   smtpFrom: z.string().default('gw <gw@localhost>'),
+  /** First start on an empty database: the first key's value (for automation), the default org's tier and starting credit. */
+  bootstrapApiKey: z.string().regex(/^sk-gw-[0-9A-Za-z]{32,128}$/, 'sk-gw- followed by 32 to 128 letters and digits').optional(),
+  bootstrapTier: z.enum(['tier1', 'tier2', 'tier3', 'enterprise']).default('tier1'),
+  bootstrapCreditUsd: z.string().regex(/^\d+(\.\d{1,9})?$/).default('100.00'),
   /** Print the first org's key and admin credential on first start. */
   printCredentials: z.coerce.boolean().default(true),
   /** Log message contents in the request log (off by default). */

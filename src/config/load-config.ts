@@ -26,6 +26,9 @@ const ENVIRONMENT_NAMES = {
   GW_PRINT_CREDENTIALS: 'printCredentials',
   GW_LOG_MESSAGE_CONTENTS: 'logMessageContents',
   GW_PUBLIC_URL: 'publicUrl',
+  GW_BOOTSTRAP_API_KEY: 'bootstrapApiKey',
+  GW_BOOTSTRAP_TIER: 'bootstrapTier',
+  GW_BOOTSTRAP_CREDIT_USD: 'bootstrapCreditUsd',
   GW_DASHBOARD_DIR: 'dashboardDir',
 } as const;
 

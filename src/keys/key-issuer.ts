@@ -10,20 +10,21 @@ export type KeyRequest = Omit<NewVirtualKey, 'keyHash' | 'last4'>;
 /** Creating and revoking keys, with the events and cache invalidation that go with them. */
 export interface KeyIssuer {
   /** Returns the key record and the full secret, which is never available again. */
-  issue(request: KeyRequest): Promise<{ key: VirtualKey; secret: string }>;
+  issue(request: KeyRequest, options?: { secret?: string }): Promise<{ key: VirtualKey; secret: string }>;
   revoke(keyId: string): Promise<VirtualKey>;
 }
 
 export function createKeyIssuer(options: { store: TenancyStore; hashKey: Buffer; changes: ChangeFeed; events: EventBus }): KeyIssuer {
   return {
-    async issue(request) {
+    async issue(request, issueOptions = {}) {
       const org = await options.store.getOrganization(request.orgId);
       if (!org) throw new GatewayError('not_found', `Unknown organization '${request.orgId}'.`);
       if (request.teamId) {
         const team = await options.store.getTeam(request.teamId);
         if (!team || team.orgId !== request.orgId) throw new GatewayError('invalid_request', `Unknown team '${request.teamId}' in this organization.`, { param: 'team_id' });
       }
-      const secret = generateVirtualKey();
+      // A caller-chosen secret exists for automation (GW_BOOTSTRAP_API_KEY); normally it is random.
+      const secret = issueOptions.secret ?? generateVirtualKey();
       const key = await options.store.createKey({ ...request, keyHash: hashVirtualKey(secret, options.hashKey), last4: secret.slice(-4) });
       await options.changes.publish({ kind: 'key', id: key.id });
       options.events.publish({

@@ -42,7 +42,7 @@ describe('Anthropic Messages upstream through the OpenAI SDK', () => {
     const { data: first, response } = await gateway.client.chat.completions
       .create({ model: 'claude', messages, tools: [WEATHER_TOOL], max_tokens: 300 })
       .withResponse();
-    assertCostHeader(response.headers);
+    assert.ok(assertCostHeader(response.headers) > 0, 'priced from the deployment');
     assert.equal(first.object, 'chat.completion');
     assert.equal(first.model, 'claude');
     assert.equal(first.choices[0].finish_reason, 'tool_calls');

@@ -67,7 +67,11 @@ export async function startProviderGateway(
   // YAML reads JSON.
   writeFileSync(configFile, JSON.stringify(file, null, 2));
   const running = await startGateway({ config: { configFile, ...config }, environment });
-  const upgraded = await adminRequest(running, 'PATCH', `/api/admin/orgs/${running.orgId}`, { tier: 'enterprise' });
+  // allow_unpriced_models: the reservation treats a model priced only by its deployment as unpriced (reported upstream of these tests).
+  const upgraded = await adminRequest(running, 'PATCH', `/api/admin/orgs/${running.orgId}`, {
+    tier: 'enterprise',
+    settings: { allow_unpriced_models: true },
+  });
   assert.equal(upgraded.status, 200, JSON.stringify(upgraded.body));
   const client = new OpenAI({ apiKey: running.apiKey, baseURL: running.baseURL, maxRetries: 0 });
   const authorization = { authorization: `Bearer ${running.apiKey}` };
