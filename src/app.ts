@@ -32,6 +32,9 @@ import { OPERATIONS, type Operation } from './protocol/endpoints.js';
 import { LOCAL_MODELS } from './providers/local/local-models.js';
 import { createMetering, type Metering } from './metering/create-metering.js';
 import { registerCreditRoutes } from './http/routes/credit-routes.js';
+import { parseUsdNanos } from './metering/format-usd.js';
+import { createAlerting, type Alerting } from './alerts/create-alerting.js';
+import { registerChannelRoutes } from './http/routes/channel-routes.js';
 import { registerPricingRoutes } from './http/routes/pricing-routes.js';
 import { createLocalProvider } from './providers/local/create-local-provider.js';
 import { createUpstreamClient } from './providers/http/upstream-client.js';
@@ -69,6 +72,7 @@ export interface GatewayServices {
   router: Router;
   recorder: RequestRecorder;
   metering: Metering;
+  alerting: Alerting;
   providers: Map<string, Provider>;
 }
 
@@ -83,7 +87,6 @@ export interface Gateway {
 }
 
 /** Credit granted to the org created on first start: 10 USD in nano-USD (docs/money.md). */
-const FIRST_ORG_CREDIT_NANOS = 10_000_000_000;
 
 /** Redis connections fail fast when the server is away, so calls get their documented error instead of hanging. */
 async function connectRedis(url: string): Promise<Redis> {
@@ -126,6 +129,16 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   // Dashboard sessions (HMAC-signed cookie + CSRF) are one more way to reach the management API.
   const dashboardSessions = createDashboardSessions({ sessionKey: secrets.sessionKey, store: tenancy });
   const managementAuth = createManagementAuth({ keys, master: master.credential, sessions: dashboardSessions });
+  const alerting: Alerting = createAlerting({ db: database.db, secretBox, eventBus: events, logger, config });
+  alerting.dispatcher.start();
+  registerChannelRoutes(server, {
+    auth: managementAuth,
+    channels: alerting.channels,
+    alertRoutes: alerting.alertRoutes,
+    deliveryLog: alerting.deliveryLog,
+    delivery: alerting.delivery,
+    urlGuard: alerting.http.guard,
+  });
 
   const fileConfig = config.configFile ? await loadCatalogFile(config.configFile, environment) : undefined;
   const catalog = await createModelCatalog({
@@ -269,8 +282,10 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     store: tenancy,
     issuer,
     generatedMasterKey: master.generated,
+    tier: config.bootstrapTier,
+    apiKey: config.bootstrapApiKey,
     // The first org starts with a little credit so `npm start` works at once; later orgs are topped up by an admin.
-    onOrgCreated: async (orgId) => void (await metering.credits.topUp(orgId, FIRST_ORG_CREDIT_NANOS, 'first-start credit', 'grant')),
+    onOrgCreated: async (orgId) => void (await metering.credits.topUp(orgId, parseUsdNanos(config.bootstrapCreditUsd), 'first-start credit', 'grant')),
   });
 
   const lastUsedTimer = setInterval(() => {
@@ -278,7 +293,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   }, 5000);
   lastUsedTimer.unref();
 
-  const services: GatewayServices = { config, database, redis, tenancy, keys, issuer, changes, events, catalog, router, recorder, metering, providers };
+  const services: GatewayServices = { config, database, redis, tenancy, keys, issuer, changes, events, catalog, router, recorder, metering, alerting, providers };
 
   return {
     server,
@@ -298,6 +313,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
       await keys.flushLastUsed().catch(() => {});
       await recorder.close();
       await metering.close();
+      await alerting.close();
       await keys.close();
       await changes.close();
       await upstream.close();

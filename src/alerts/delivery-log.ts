@@ -31,9 +31,16 @@ export interface DeliveryLog {
 /** Error texts are bounded so a chatty failure cannot bloat the log. */
 const MAX_ERROR_LENGTH = 500;
 
-export function createSqlDeliveryLog(db: Kysely<Database>): DeliveryLog {
+/** Delivery rows older than this are pruned (every PRUNE_EVERY writes), so the log stays bounded. */
+export const DELIVERY_RETENTION_MS = 30 * 86_400_000;
+const PRUNE_EVERY = 100;
+
+export function createSqlDeliveryLog(db: Kysely<Database>, retentionMs = DELIVERY_RETENTION_MS): DeliveryLog {
+  let writes = 0;
   return {
     async record(entry) {
+      writes += 1;
+      if (writes % PRUNE_EVERY === 0) await db.deleteFrom('alert_deliveries').where('created_at', '<', entry.createdAt - retentionMs).execute();
       const record: DeliveryRecord = { ...entry, id: newId(), error: entry.error === null ? null : entry.error.slice(0, MAX_ERROR_LENGTH) };
       await db
         .insertInto('alert_deliveries')

@@ -41,3 +41,19 @@ export async function askGuardrailWebhook(
   if (response.status < 200 || response.status >= 300) throw new Error(`guardrail webhook answered ${response.status}`);
   return webhookAnswerSchema.parse(response.body);
 }
+
+/** Adapts the shared SSRF-guarded client (lib/guarded-http-client.ts) to GuardedPost. */
+export function guardedPostFrom(client: {
+  postJson(url: string, body: string, headers?: Record<string, string>, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<{ status: number; body: string }>;
+}): GuardedPost {
+  return async (url, body, options) => {
+    const response = await client.postJson(url, JSON.stringify(body), options.headers, { timeoutMs: options.timeoutMs, signal: options.signal });
+    let parsed: unknown;
+    try {
+      parsed = response.body === '' ? undefined : JSON.parse(response.body);
+    } catch {
+      parsed = undefined;
+    }
+    return { status: response.status, body: parsed };
+  };
+}

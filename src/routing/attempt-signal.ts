@@ -6,7 +6,7 @@ export interface AttemptSignal {
   readonly signal: AbortSignal;
   /** Which timer fired, if one did. */
   timedOut(): AttemptTimeout | null;
-  /** The first byte (headers or first stream event) arrived: stop the first-byte timer. */
+  /** The first stream event arrived: stop the first-byte timer. */
   firstByteArrived(): void;
   /** Clears the timers; call when the attempt is over. */
   dispose(): void;
@@ -40,6 +40,9 @@ export function createAttemptSignal(parent: AbortSignal, timeouts: Timeouts, wat
     firstByteArrived() {
       clearTimeout(firstByteTimer);
       firstByteTimer = undefined;
+      // From here the stream belongs to its consumer, whose socket keeps the process alive; a
+      // stream nobody consumes must not hold the process open until the total timer fires.
+      totalTimer.unref();
     },
     dispose() {
       clearTimeout(firstByteTimer);

@@ -3,6 +3,8 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { modelPriceSchema } from '../metering/model-price.js';
 import { FALLBACK_REASONS, ROUTING_STRATEGIES } from './catalog-types.js';
+import type { CircuitOptions } from './circuit-store.js';
+import type { RetryPolicy } from './retry-policy.js';
 
 /**
  * The `models` section of the GW_CONFIG file (YAML, or JSON which YAML also reads). Other sections
@@ -50,8 +52,31 @@ export const fileModelSchema = z.strictObject({
   deployments: z.array(fileDeploymentSchema).default([]),
 });
 
+/** Gateway-wide routing knobs (docs/routing.md); absent fields keep the defaults. */
+export const routingSectionSchema = z.strictObject({
+  retries: z
+    .strictObject({
+      max_retries: z.number().int().min(0).max(10).optional(),
+      base_delay_ms: z.number().int().min(0).optional(),
+      max_delay_ms: z.number().int().min(0).optional(),
+      max_retry_after_ms: z.number().int().min(0).optional(),
+      max_elapsed_ms: z.number().int().min(1).optional(),
+    })
+    .optional(),
+  circuit: z
+    .strictObject({
+      consecutive_failures: z.number().int().min(1).optional(),
+      failure_rate: z.number().gt(0).max(1).optional(),
+      minimum_calls: z.number().int().min(1).optional(),
+      window_ms: z.number().int().min(1).optional(),
+      cool_down_ms: z.number().int().min(1).optional(),
+    })
+    .optional(),
+});
+
 export const catalogFileSchema = z.looseObject({
   models: z.array(fileModelSchema).default([]),
+  routing: routingSectionSchema.optional(),
 });
 
 export type CatalogFile = z.infer<typeof catalogFileSchema>;
@@ -59,6 +84,35 @@ export type FileModel = z.infer<typeof fileModelSchema>;
 export type FileDeployment = z.infer<typeof fileDeploymentSchema>;
 
 /** Environment variables by name; passed in because only config/ reads process.env. */
+export interface RoutingSettings {
+  retryPolicy: Partial<RetryPolicy>;
+  circuit: Partial<CircuitOptions>;
+}
+
+/** The file's `routing` section as router and circuit-store options (empty = defaults). */
+export function routingSettingsOf(file: CatalogFile | undefined): RoutingSettings {
+  const retries = file?.routing?.retries ?? {};
+  const circuit = file?.routing?.circuit ?? {};
+  const defined = <T extends object>(value: T) =>
+    Object.fromEntries(Object.entries(value).filter((entry) => entry[1] !== undefined)) as Partial<T>;
+  return {
+    retryPolicy: defined({
+      maxRetries: retries.max_retries,
+      baseDelayMs: retries.base_delay_ms,
+      maxDelayMs: retries.max_delay_ms,
+      maxRetryAfterMs: retries.max_retry_after_ms,
+      maxElapsedMs: retries.max_elapsed_ms,
+    }),
+    circuit: defined({
+      consecutiveFailures: circuit.consecutive_failures,
+      failureRate: circuit.failure_rate,
+      minimumCalls: circuit.minimum_calls,
+      windowMs: circuit.window_ms,
+      coolDownMs: circuit.cool_down_ms,
+    }),
+  };
+}
+
 export type Environment = Readonly<Record<string, string | undefined>>;
 
 /**

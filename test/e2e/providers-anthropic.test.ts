@@ -135,6 +135,15 @@ describe('Anthropic Messages upstream through the OpenAI SDK', () => {
     assert.deepEqual(JSON.parse(only.arguments), { city: 'Paris' });
   });
 
+  test('limits are enforced before the upstream is called', async () => {
+    const before = fake.requests.length;
+    for (const extra of [{ temperature: 2.5 }, { max_tokens: 0 }, { presence_penalty: -3 }, { user: 'u'.repeat(201) }]) {
+      const refused = await gateway.post('/chat/completions', { model: 'claude', messages: [{ role: 'user', content: 'hi' }], ...extra });
+      assertErrorBody(refused.json, 400, refused.status, []);
+    }
+    assert.equal(fake.requests.length, before, 'nothing reached the upstream');
+  });
+
   test('529 overloaded becomes 503 after the retries', async () => {
     const before = fake.requests.length;
     for (let index = 0; index < 3; index++) {

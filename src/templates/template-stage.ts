@@ -1,0 +1,49 @@
+import { GatewayError } from '../errors/gateway-error.js';
+import type { Stage } from '../pipeline/stage.js';
+import type { TemplateRenderer } from './render-template.js';
+import type { TemplateStore } from './sql-template-store.js';
+
+export interface TemplateStageDeps {
+  store: Pick<TemplateStore, 'getVersion'>;
+  renderer: TemplateRenderer;
+}
+
+/**
+ * Applies a prompt template to a chat request: the one named by gw_prompt_template_id (latest
+ * version, or gw_prompt_version), else the org's default template. Merge rule:
+ *  - messages: the rendered template messages come first, then the caller's messages;
+ *  - parameters: the version's parameters fill in only what the caller left unset;
+ *  - model: the version's model replaces the request's, unless an A/B test already chose the
+ *    variant for this call (record.abVariant), since the experiment decides the model then.
+ * Sets x-gw-prompt-version and record.promptVersion.
+ */
+export function createTemplateStage(deps: TemplateStageDeps): Stage {
+  return {
+    name: 'template',
+    async run(call, next) {
+      if (call.operation !== 'chat') return next(call);
+      const request = call.request as Record<string, unknown> & { gw_prompt_template_id?: string | null; gw_prompt_version?: number | null; gw_prompt_variables?: Record<string, unknown> | null };
+      const explicit = request.gw_prompt_template_id ?? undefined;
+      const templateId = explicit ?? call.auth.org.settings.defaultPromptTemplateId ?? undefined;
+      if (!templateId) return next(call);
+      const pinned = explicit ? (request.gw_prompt_version ?? undefined) : undefined;
+      const version = await deps.store.getVersion(call.auth.org.id, templateId, pinned);
+      if (!version) {
+        // A stale org default must not break every request; an explicit id the caller sent is their error.
+        if (!explicit) return next(call);
+        const what = pinned === undefined ? `prompt template ${templateId}` : `version ${pinned} of prompt template ${templateId}`;
+        throw new GatewayError('invalid_request', `Unknown ${what}.`, { param: pinned === undefined ? 'gw_prompt_template_id' : 'gw_prompt_version' });
+      }
+      const rendered = deps.renderer.render(version.messages, request.gw_prompt_variables ?? {});
+      const merged: Record<string, unknown> = { ...request, messages: [...rendered, ...((request.messages as unknown[]) ?? [])] };
+      for (const [parameter, value] of Object.entries(version.parameters ?? {})) {
+        if (merged[parameter] === undefined || merged[parameter] === null) merged[parameter] = value;
+      }
+      const model = version.model && call.record.abVariant === undefined ? version.model : call.model;
+      merged.model = model;
+      call.record.promptVersion = version.version;
+      call.record.headers['x-gw-prompt-version'] = String(version.version);
+      return next({ ...call, request: merged, model });
+    },
+  };
+}
