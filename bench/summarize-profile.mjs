@@ -2,14 +2,21 @@
 // Summarises a V8 .cpuprofile (from `node --cpu-prof`): top functions by self time, and the
 // same grouped by source file, so a profile can be read without a flame-graph viewer.
 //
-//   node bench/summarize-profile.mjs FILE.cpuprofile [--top 30] [--json]
+//   node bench/summarize-profile.mjs FILE.cpuprofile [--top 30] [--last SECONDS] [--json]
 import { readFileSync } from 'node:fs';
 
-/** Self time per profile node from the sample list (sample i lasts timeDeltas[i + 1]). */
-function selfTimes(profile) {
+/**
+ * Self time per profile node from the sample list (sample i lasts timeDeltas[i + 1]). With
+ * `lastSeconds`, only the samples of the profile's final seconds count (the load, not start-up).
+ */
+function selfTimes(profile, lastSeconds) {
   const self = new Map();
   const { samples, timeDeltas } = profile;
+  const from = lastSeconds ? profile.endTime - lastSeconds * 1e6 : -Infinity;
+  let at = profile.startTime;
   for (let index = 0; index < samples.length; index++) {
+    at += timeDeltas[index] ?? 0;
+    if (at < from) continue;
     const delta = timeDeltas[index + 1] ?? 0;
     self.set(samples[index], (self.get(samples[index]) ?? 0) + delta);
   }
@@ -27,8 +34,8 @@ function shortUrl(url) {
 }
 
 /** Top functions and files by self time. Returns { totalMs, functions, files }. */
-export function summarizeProfile(profile, top = 30) {
-  const self = selfTimes(profile);
+export function summarizeProfile(profile, top = 30, lastSeconds = 0) {
+  const self = selfTimes(profile, lastSeconds);
   let totalUs = 0;
   const byFunction = new Map();
   const byFile = new Map();
@@ -58,7 +65,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   const topIndex = process.argv.indexOf('--top');
   const top = topIndex > 0 ? Number(process.argv[topIndex + 1]) : 30;
-  const summary = summarizeProfile(JSON.parse(readFileSync(file, 'utf8')), top);
+  const lastIndex = process.argv.indexOf('--last');
+  const last = lastIndex > 0 ? Number(process.argv[lastIndex + 1]) : 0;
+  const summary = summarizeProfile(JSON.parse(readFileSync(file, 'utf8')), top, last);
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(summary, null, 2));
   } else {

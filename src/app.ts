@@ -19,6 +19,7 @@ import { createUsageReport } from './dashboard/usage-report.js';
 import { createRequestLogQuery } from './dashboard/request-log-query.js';
 import { registerDashboardRoutes } from './http/routes/dashboard-routes.js';
 import { registerDashboardUsageRoutes } from './http/routes/dashboard-usage-routes.js';
+import { registerDashboardPromptRoutes } from './http/routes/dashboard-prompt-routes.js';
 import { buildServer } from './http/build-server.js';
 import { registerInferenceRoutes } from './http/routes/inference-routes.js';
 import { registerModelRoutes } from './http/routes/model-routes.js';
@@ -41,7 +42,8 @@ import { createUpstreamClient } from './providers/http/upstream-client.js';
 import { createProviderRegistry } from './providers/provider-registry.js';
 import type { Provider } from './providers/provider.js';
 import { createModelCatalog, type ModelCatalog } from './routing/model-catalog.js';
-import { loadCatalogFile } from './routing/catalog-file.js';
+import { loadCatalogFile, routingSettingsOf } from './routing/catalog-file.js';
+import { registerDeploymentRoutes } from './http/routes/deployment-routes.js';
 import { createRouter, type Router } from './routing/create-router.js';
 import { createCircuitBreaker } from './routing/circuit-breaker.js';
 import { createMemoryCircuitStore } from './routing/memory-circuit-store.js';
@@ -58,6 +60,14 @@ import { newId } from './lib/ids.js';
 import { createGatewayMetrics } from './observability/gateway-metrics.js';
 import { registerMetricsRoute, startMetricsListener } from './http/routes/metrics-routes.js';
 import { startTracing, traceStage, traceUpstream } from './observability/tracing.js';
+import { createGuardrails } from './guardrails/create-guardrails.js';
+import { guardedPostFrom } from './guardrails/guardrail-webhook.js';
+import { createTemplates } from './templates/create-templates.js';
+import { createExperiments } from './experiments/create-experiments.js';
+import { createCaching } from './cache/create-caching.js';
+import { registerGuardrailRoutes } from './http/routes/guardrail-routes.js';
+import { registerPromptRoutes } from './http/routes/prompt-routes.js';
+import { registerExperimentRoutes } from './http/routes/experiment-routes.js';
 
 export interface GatewayServices {
   config: Config;
@@ -158,8 +168,9 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   const local = createLocalProvider();
   const providers = createProviderRegistry(upstream, [local]);
 
+  const routing = routingSettingsOf(fileConfig);
   const breaker = createCircuitBreaker({
-    store: redis ? createRedisCircuitStore(redis) : createMemoryCircuitStore(),
+    store: redis ? createRedisCircuitStore(redis, routing.circuit) : createMemoryCircuitStore(routing.circuit),
     eventBus: events,
     now: Date.now,
     logger,
@@ -172,6 +183,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     eventBus: events,
     logger,
     requestTimeoutMs: config.requestTimeoutMs,
+    retryPolicy: routing.retryPolicy,
   });
 
   // Credits, budgets, spend and rate limits (docs/money.md, docs/rate-limits.md).
@@ -182,6 +194,8 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     changes,
     catalog,
     builtinModels: config.localProvider ? LOCAL_MODELS : [],
+    // A model's `pricing` in the GW_CONFIG file is the file layer of the price catalog.
+    fileOverrides: Object.fromEntries((fileConfig?.models ?? []).flatMap((model) => (model.pricing ? [[model.id, model.pricing]] : []))),
     ledgerFlushIntervalMs: config.logFlushIntervalMs,
     ledgerBatchSize: config.logBatchSize,
     reservationTtlMs: config.requestTimeoutMs + 60_000,
@@ -209,10 +223,38 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     logger,
   });
 
+  // Guardrails, prompt templates, A/B tests and the response cache (issue 5).
+  const featureErrors = (error: unknown, context: string) => logger.error({ err: error }, context);
+  const guardrails = createGuardrails({
+    db: database.db,
+    eventBus: events,
+    post: guardedPostFrom(alerting.http),
+    logFlushIntervalMs: config.logFlushIntervalMs,
+    logBatchSize: config.logBatchSize,
+    onError: featureErrors,
+  });
+  const templates = createTemplates({ db: database.db });
+  const experiments = createExperiments({ db: database.db, statsFlushIntervalMs: config.logFlushIntervalMs, onError: featureErrors });
+  const caching = createCaching({ redis, onError: featureErrors });
+
   // The spec's "Features" column, per operation, in pipeline order.
   const stagesFor = (operation: Operation): Stage[] => {
     // Rate limits first (cheap refusals), then the meter, which sits outside the cache so hits are recorded at cost 0.
+    // Chat: A/B test before the template (a variant may pin a template version), input guardrails
+    // before the meter (a block is free), output guardrails inside the cache (only approved answers are stored).
+    if (operation === 'chat') {
+      return [
+        metering.rateLimitStage,
+        experiments.stage,
+        templates.stage,
+        guardrails.inputStage,
+        metering.meterStage,
+        caching.stage,
+        guardrails.outputStage,
+      ];
+    }
     const stages: Stage[] = [metering.rateLimitStage, metering.meterStage];
+    if (operation === 'completion' || operation === 'embedding') stages.push(caching.stage);
     if (operation === 'video') stages.push(createVideoStage(videos));
     return stages;
   };
@@ -256,6 +298,11 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   registerPricingRoutes(server, { auth: managementAuth, pricing: metering.pricing, catalog, orgExists });
   registerVideoRoutes(server, { auth: managementAuth, store: videos, backends: videoBackends, targetOf: (deploymentId) => catalog.target(deploymentId) });
   registerTenancyAdminRoutes(server, { auth: managementAuth, store: tenancy, issuer, changes });
+  registerDeploymentRoutes(server, { auth: managementAuth, db: database.db, catalog, router, secretBox, changes, providers });
+  registerGuardrailRoutes(server, { auth: managementAuth, store: guardrails.store, logWriter: guardrails.logWriter, urlGuard: alerting.http.guard, orgExists });
+  registerPromptRoutes(server, { auth: managementAuth, store: templates.store, orgExists });
+  registerDashboardPromptRoutes(server, { auth: managementAuth, templates: templates.store });
+  registerExperimentRoutes(server, { auth: managementAuth, store: experiments.store, stats: experiments.stats, templates: templates.store, orgExists });
   registerDashboardRoutes(server, { sessions: dashboardSessions, keys, master: master.credential, staticDirectory: findDashboardDirectory(config.dashboardDir) });
   registerDashboardUsageRoutes(server, {
     auth: managementAuth,
@@ -312,6 +359,8 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
       metricsListener?.close();
       await keys.flushLastUsed().catch(() => {});
       await recorder.close();
+      await guardrails.close();
+      await experiments.close();
       await metering.close();
       await alerting.close();
       await keys.close();

@@ -18,7 +18,8 @@ export function sideBySide(before: string, after: string): DiffRow[] {
   while (i < a.length || j < b.length) {
     if (i < a.length && j < b.length && a[i] === b[j]) {
       rows.push({ left: a[i++], right: b[j++], kind: 'same' });
-    } else if (j < b.length && (i >= a.length || table[i][j + 1] >= table[i + 1][j])) {
+    } else if (j < b.length && (i >= a.length || table[i][j + 1] > table[i + 1][j])) {
+      // Removals come first, so a removal followed by an addition reads as one changed line.
       const previous = rows[rows.length - 1];
       if (previous?.kind === 'removed' && previous.right === null) {
         previous.right = b[j++];

@@ -158,6 +158,37 @@ describe('dashboard in a browser', { skip: chromiumMissing }, () => {
     await shot('channels');
   });
 
+  test('guardrails toggle; prompts show versions side by side and render', async () => {
+    const guardrail = await adminRequest(running, 'POST', '/api/admin/guardrails', { org_id: running.orgId, name: 'no pii', kind: 'pii', enabled_by_default: true });
+    assert.equal(guardrail.status, 200);
+    await open('guardrails');
+    const row = page.locator('tr', { hasText: 'no pii' });
+    await row.getByRole('button', { name: 'Disable no pii' }).click();
+    await row.getByText('disabled').waitFor();
+    const after = await adminRequest(running, 'GET', `/api/admin/guardrails?org_id=${running.orgId}`);
+    assert.equal(after.body.data.find((item: { name: string }) => item.name === 'no pii').enabled_by_default, false);
+
+    const prompt = await adminRequest(running, 'POST', '/api/admin/prompts', {
+      org_id: running.orgId,
+      name: 'greeter',
+      messages: [{ role: 'system', content: 'You greet people.' }, { role: 'user', content: 'Say hi to {{ name }}.' }],
+    });
+    assert.equal(prompt.status, 200);
+    const second = await adminRequest(running, 'POST', `/api/admin/prompts/${prompt.body.id}/versions`, {
+      org_id: running.orgId,
+      messages: [{ role: 'system', content: 'You greet people warmly.' }, { role: 'user', content: 'Say hi to {{ name }}.' }],
+    });
+    assert.equal(second.status, 200);
+    await open('prompts');
+    await page.getByRole('button', { name: /greeter/ }).click();
+    const diff = page.locator('table.diff');
+    await diff.locator('tr.changed', { hasText: 'warmly' }).waitFor();
+    await page.getByLabel('Variables (JSON)').fill('{"name": "Ada"}');
+    await page.getByRole('button', { name: 'Render' }).click();
+    await page.locator('pre.rendered', { hasText: 'Say hi to Ada.' }).waitFor();
+    await shot('prompts');
+  });
+
   test('every page renders (screenshots at 1280 px and narrow)', async () => {
     for (const slug of PAGES) {
       await open(slug);
@@ -174,7 +205,7 @@ describe('dashboard in a browser', { skip: chromiumMissing }, () => {
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     if (overflow > 1) {
       const wide = await page.evaluate(() =>
-        [...document.querySelectorAll('body *')]
+        Array.from(document.querySelectorAll('body *'))
           .filter((element) => element.getBoundingClientRect().right > document.documentElement.clientWidth + 1)
           .slice(0, 8)
           .map((element) => `${element.tagName}.${element.className} ${Math.round(element.getBoundingClientRect().right)}`),

@@ -65,6 +65,23 @@ describe('Azure OpenAI upstream: deployment path, api-version, api-key', () => {
     assert.equal((fake.requests.at(-1)!.json as { stream_options?: { include_usage?: boolean } }).stream_options?.include_usage, true);
   });
 
+  test('legacy completions through the SDK, and the catalog lists the routed models', async () => {
+    const { data: completion, response } = await gateway.client.completions
+      .create({ model: 'azure-gpt-4o', prompt: 'Once upon a time', max_tokens: 3 })
+      .withResponse();
+    assertCostHeader(response.headers);
+    assert.equal(completion.object, 'text_completion');
+    assert.equal(completion.choices[0].text, ' continued: Once upon a time');
+    assert.equal(completion.usage?.completion_tokens, 3);
+    assert.equal(fake.requests.at(-1)!.url, '/openai/deployments/prod-gpt4o/completions?api-version=2024-10-21');
+
+    const ids = [];
+    for await (const model of gateway.client.models.list()) ids.push(model.id);
+    for (const id of ['azure-gpt-4o', 'azure-default', 'azure-broken']) assert.ok(ids.includes(id), `${id} in ${ids.join(', ')}`);
+    const one = await gateway.client.models.retrieve('azure-gpt-4o');
+    assert.equal(one.object, 'model');
+  });
+
   test('401 from Azure is our 502 upstream_authentication; a 400 echoing the key is redacted', async () => {
     fake.failNext({ status: 401, body: { error: { code: '401', message: `Access denied for key ${UPSTREAM_KEY}.` } } });
     const denied = await gateway.post('/chat/completions', { model: 'azure-broken', messages: [{ role: 'user', content: 'hi' }] });

@@ -1,3 +1,4 @@
+import { OrgRequired } from '../components/org-required.js';
 import { Empty, ResourceView } from '../components/status-view.js';
 import { formatMs, formatNumber, formatPercent, formatUsdNanos, formatUsdString } from '../format.js';
 import { usePage } from '../page-context.js';
@@ -5,8 +6,18 @@ import { pick, rowsOf, show } from '../pick.js';
 import { useResource } from '../use-resource.js';
 
 function VariantTable({ experiment }: { experiment: Record<string, unknown> }) {
+  const { api, orgId } = usePage();
+  const id = show(pick(experiment, 'id'));
+  const stats = useResource(() => api.get<Record<string, unknown>>(`/api/admin/experiments/${id}/stats`, { org_id: orgId }), [id, orgId]);
+  return (
+    <ResourceView resource={stats} what="per-variant outcomes" feature="Experiment statistics">
+      {(data) => <VariantRows experiment={experiment} results={pick(data, 'variants', 'results') as Record<string, unknown>[] | undefined} />}
+    </ResourceView>
+  );
+}
+
+function VariantRows({ experiment, results }: { experiment: Record<string, unknown>; results: Record<string, unknown>[] | undefined }) {
   const variants = (pick<Record<string, unknown>[]>(experiment, 'variants') ?? []) as Record<string, unknown>[];
-  const results = pick<Record<string, unknown>[] | Record<string, Record<string, unknown>>>(experiment, 'results', 'stats', 'outcomes');
   const resultFor = (name: string): Record<string, unknown> => {
     if (Array.isArray(results)) return results.find((row) => pick(row, 'variant', 'name') === name) ?? {};
     return (results?.[name] as Record<string, unknown> | undefined) ?? {};
@@ -56,12 +67,11 @@ function VariantTable({ experiment }: { experiment: Record<string, unknown> }) {
   );
 }
 
-export function ExperimentsPage() {
+function ExperimentsView() {
   const { api, orgId } = usePage();
   const experiments = useResource(() => api.get<unknown>('/api/admin/experiments', { org_id: orgId }), [orgId]);
   return (
     <>
-      <h1>Experiments</h1>
       <ResourceView resource={experiments} what="experiments" feature="A/B experiments">
         {(body) => {
           const rows = rowsOf(body);
@@ -83,6 +93,17 @@ export function ExperimentsPage() {
           );
         }}
       </ResourceView>
+    </>
+  );
+}
+
+export function ExperimentsPage() {
+  return (
+    <>
+      <h1>Experiments</h1>
+      <OrgRequired>
+        <ExperimentsView />
+      </OrgRequired>
     </>
   );
 }

@@ -63,7 +63,7 @@ function TryIt({ promptId, version }: { promptId: string; version: number }) {
       return;
     }
     try {
-      const result = await api.send<Row>('POST', '/gw/prompt/render', { prompt_id: promptId, version, variables: parsed });
+      const result = await api.send<Row>('POST', '/dashboard/api/prompt-render', { prompt_id: promptId, version, variables: parsed });
       setOutput({ ok: true, text: versionText(result) || JSON.stringify(result, null, 2) });
     } catch (caught) {
       const message = caught instanceof Error ? caught.message : String(caught);

@@ -21,12 +21,16 @@ export interface GwErrorBody {
 export class GwGuardrailBlockedError extends BadRequestError {
   /** The guardrail that blocked, when the body names it (error.guardrail_name). */
   readonly guardrailName: string | undefined;
+  /** The blocking guardrail's id, when the body gives it (error.guardrail_id). */
+  readonly guardrailId: string | undefined;
 
   constructor(status: 400, error: GwErrorBody | undefined, message: string | undefined, headers: Headers) {
     super(status, error, message, headers);
     this.name = 'GwGuardrailBlockedError';
     const name = error?.['guardrail_name'];
     this.guardrailName = typeof name === 'string' ? name : undefined;
+    const id = error?.['guardrail_id'];
+    this.guardrailId = typeof id === 'string' ? id : undefined;
   }
 }
 

@@ -30,10 +30,32 @@ export { GwEmbeddings, type GwEmbeddingCreateParams } from './resources/gw-embed
 export { Rerank, type RerankCreateParams, type RerankResponse } from './resources/rerank.js';
 export { Ocr, type OcrCreateParams, type OcrResponse } from './resources/ocr.js';
 export { GwVideos, type GwVideo, type GwVideoCreateParams, type GwVideoStatus } from './resources/videos.js';
-export { Credits, type CreditBalance, type CreditHistory, type CreditHistoryParams } from './resources/credits.js';
-export { Pricing, type ModelPricing } from './resources/pricing.js';
-export { Guardrails, type GuardrailInfo, type GuardrailList, type GuardrailLogs } from './resources/guardrails.js';
-export { Prompts, type PromptDiff, type PromptDiffParams, type PromptInfo, type PromptList } from './resources/prompts.js';
+export {
+  Credits,
+  type CreditBalance,
+  type CreditHistory,
+  type CreditHistoryEntry,
+  type CreditHistoryParams,
+} from './resources/credits.js';
+export { Pricing, type ModelPrice, type ModelPricing } from './resources/pricing.js';
+export {
+  Guardrails,
+  type Guardrail,
+  type GuardrailInfo,
+  type GuardrailKind,
+  type GuardrailList,
+  type GuardrailLogEntry,
+  type GuardrailLogs,
+} from './resources/guardrails.js';
+export {
+  Prompts,
+  type PromptDiff,
+  type PromptDiffParams,
+  type PromptInfo,
+  type PromptList,
+  type PromptTemplate,
+  type PromptVersion,
+} from './resources/prompts.js';
 export {
   Channels,
   type AlertChannel,

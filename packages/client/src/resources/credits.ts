@@ -3,15 +3,40 @@ import { APIResource } from 'openai/core/resource';
 import { rootUrl } from '../gateway-root.js';
 import { withMetaMethod, type GwAPIPromise } from '../with-meta.js';
 
-/** The gateway's answer for GET /api/credits/balance; fields beyond these may be present. */
+/** The org's credit balance. Amounts are exact USD decimal strings; `balance_nanos` is integer nano-USD. */
 export interface CreditBalance {
-  [field: string]: unknown;
+  object: 'credit_balance';
+  org_id: string;
+  currency: 'USD';
+  balance_usd: string;
+  balance_nanos: number;
+  reserved_usd: string;
+  credited_usd: string;
+  spent_usd: string;
 }
 
-/** The gateway's answer for GET /api/credits/history. */
+/** One metered call. */
+export interface CreditHistoryEntry {
+  object: 'credit_history_entry';
+  /** ISO 8601. */
+  created_at: string;
+  request_id: string;
+  key_alias: string | null;
+  user: string | null;
+  model: string;
+  operation: string;
+  units: Record<string, unknown>;
+  cost_usd: string;
+  cost_nanos: number;
+  unpriced: boolean;
+}
+
 export interface CreditHistory {
-  data?: Array<Record<string, unknown>>;
-  [field: string]: unknown;
+  object: 'list';
+  data: CreditHistoryEntry[];
+  limit: number;
+  offset: number;
+  has_more: boolean;
 }
 
 export interface CreditHistoryParams {

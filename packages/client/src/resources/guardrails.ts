@@ -3,17 +3,50 @@ import { APIResource } from 'openai/core/resource';
 import { rootUrl } from '../gateway-root.js';
 import { withMetaMethod, type GwAPIPromise } from '../with-meta.js';
 
-/** The gateway's guardrail answers; fields beyond these may be present. */
+export type GuardrailKind = 'pii' | 'prompt_injection' | 'secrets' | 'regex' | 'deny_list' | 'webhook';
+
+/** A guardrail as the key sees it (webhook header values masked). */
+export interface Guardrail {
+  id: string;
+  object: 'guardrail';
+  org_id: string;
+  name: string;
+  kind: GuardrailKind;
+  stage: 'pre' | 'post' | 'both';
+  action: 'block' | 'redact';
+  enabled_by_default: boolean;
+  config: Record<string, unknown>;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface GuardrailList {
-  data?: Array<Record<string, unknown>>;
-  [field: string]: unknown;
+  object: 'list';
+  data: Guardrail[];
 }
-export interface GuardrailInfo {
-  [field: string]: unknown;
+
+export type GuardrailInfo = Guardrail;
+
+/** One guardrail trigger. */
+export interface GuardrailLogEntry {
+  id: string;
+  object: 'guardrail.log';
+  guardrail_id: string;
+  guardrail_name: string;
+  kind: GuardrailKind;
+  stage: string;
+  action: string;
+  request_id: string;
+  key_alias: string | null;
+  model: string | null;
+  finding_types: string[];
+  reason: string | null;
+  created_at: number;
 }
+
 export interface GuardrailLogs {
-  data?: Array<Record<string, unknown>>;
-  [field: string]: unknown;
+  object: 'list';
+  data: GuardrailLogEntry[];
 }
 
 /** Guardrails visible to the key: /gw/guardrail/... (outside /v1). */

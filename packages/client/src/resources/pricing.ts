@@ -3,10 +3,18 @@ import { APIResource } from 'openai/core/resource';
 import { rootUrl } from '../gateway-root.js';
 import { withMetaMethod, type GwAPIPromise } from '../with-meta.js';
 
-/** The gateway's answer for GET /api/models/pricing. */
+/** One model's price; `pricing` is null for a model without a price. */
+export interface ModelPrice {
+  object: 'model_price';
+  model: string;
+  currency: 'USD';
+  priced: boolean;
+  pricing: Record<string, unknown> | null;
+}
+
 export interface ModelPricing {
-  data?: Array<Record<string, unknown>>;
-  [field: string]: unknown;
+  object: 'list';
+  data: ModelPrice[];
 }
 
 /** Model prices: /api/models/pricing (outside /v1). */

@@ -3,17 +3,45 @@ import { APIResource } from 'openai/core/resource';
 import { rootUrl } from '../gateway-root.js';
 import { withMetaMethod, type GwAPIPromise } from '../with-meta.js';
 
-/** The gateway's prompt-template answers; fields beyond these may be present. */
+/** A prompt template. */
+export interface PromptTemplate {
+  id: string;
+  object: 'prompt';
+  org_id: string;
+  name: string;
+  description: string | null;
+  latest_version: number;
+  is_default: boolean;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One saved version of a template. */
+export interface PromptVersion {
+  object: 'prompt.version';
+  version: number;
+  messages: Array<{ role: string; content: string; name?: string }>;
+  model: string | null;
+  parameters: Record<string, unknown> | null;
+  created_at: number;
+}
+
 export interface PromptList {
-  data?: Array<Record<string, unknown>>;
-  [field: string]: unknown;
+  object: 'list';
+  data: PromptTemplate[];
 }
-export interface PromptInfo {
-  [field: string]: unknown;
+
+export interface PromptInfo extends PromptTemplate {
+  versions: PromptVersion[];
 }
+
 export interface PromptDiff {
-  diff?: string;
-  [field: string]: unknown;
+  object: 'prompt.diff';
+  prompt_id: string;
+  v1: number;
+  v2: number;
+  /** A unified diff between the two versions. */
+  diff: string;
 }
 
 export interface PromptDiffParams {

@@ -1,0 +1,141 @@
+// Child processes for the benchmark: started pinned to CPUs (taskset), tracked by PID, stopped
+// only by their PID. Memory and CPU are read from /proc, summed over the process tree.
+import { spawn, execFileSync } from 'node:child_process';
+import { createWriteStream, readFileSync, existsSync } from 'node:fs';
+import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const hasTaskset = (() => {
+  try {
+    execFileSync('taskset', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+/**
+ * Starts `command args` (pinned to `cpus` when given and taskset exists), its output appended to
+ * `logFile`. Returns { pid, child, output(), exited }. The child is a group leader so that a
+ * wrapper (taskset) and what it runs are stopped together.
+ */
+export function startProcess({ command, args = [], cpus, env = process.env, cwd = process.cwd(), logFile }) {
+  const pinned = cpus !== undefined && cpus !== '' && hasTaskset;
+  const file = pinned ? 'taskset' : command;
+  const argv = pinned ? ['-c', String(cpus), command, ...args] : args;
+  const child = spawn(file, argv, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const log = logFile ? createWriteStream(logFile, { flags: 'a' }) : undefined;
+  let captured = '';
+  const keep = (chunk) => {
+    log?.write(chunk);
+    // Only the start of the output is kept in memory (it holds the listen address).
+    if (captured.length < 64 * 1024) captured += chunk.toString('utf8');
+  };
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
+  const exited = new Promise((resolve) => child.on('exit', (code, signal) => {
+    log?.end();
+    resolve({ code, signal });
+  }));
+  return { pid: child.pid, child, output: () => captured, exited };
+}
+
+/** Sends SIGTERM to the process (and its group, which only holds what it started), then SIGKILL after `graceMs`. */
+export async function stopProcess(handle, graceMs = 15_000) {
+  if (!handle || handle.child.exitCode !== null || handle.child.signalCode !== null) return;
+  const signalGroup = (signal) => {
+    try {
+      process.kill(-handle.pid, signal);
+    } catch {
+      try {
+        process.kill(handle.pid, signal);
+      } catch {
+        // already gone
+      }
+    }
+  };
+  signalGroup('SIGTERM');
+  const done = await Promise.race([handle.exited.then(() => true), sleep(graceMs).then(() => false)]);
+  if (!done) {
+    signalGroup('SIGKILL');
+    await handle.exited;
+  }
+}
+
+export function portOpen(port, host = '127.0.0.1') {
+  return new Promise((resolve) => {
+    const socket = connect({ port, host });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Waits until the process prints `gw listening on http://host:port`, or until `port` accepts connections. */
+export async function waitForListening(handle, { port, timeoutMs = 60_000 } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (handle.child.exitCode !== null || handle.child.signalCode !== null) {
+      throw new Error(`process exited before listening: ${handle.output().slice(-1500)}`);
+    }
+    const match = /listening on http:\/\/[^:\s]+:(\d+)/.exec(handle.output());
+    if (match) return Number(match[1]);
+    if (port && (await portOpen(port))) return port;
+    await sleep(100);
+  }
+  throw new Error(`not listening after ${timeoutMs} ms: ${handle.output().slice(-1500)}`);
+}
+
+/** The PID and all its descendants (from /proc). */
+export function treePids(pid) {
+  const children = new Map();
+  for (const line of execFileSync('ps', ['-e', '-o', 'pid=,ppid='], { encoding: 'utf8' }).split('\n')) {
+    const [child, parent] = line.trim().split(/\s+/).map(Number);
+    if (!child) continue;
+    if (!children.has(parent)) children.set(parent, []);
+    children.get(parent).push(child);
+  }
+  const all = [pid];
+  for (let index = 0; index < all.length; index++) all.push(...(children.get(all[index]) ?? []));
+  return all;
+}
+
+/** A /proc/<pid>/status field in kB (VmRSS, VmHWM), summed over the process tree. */
+export function memoryKb(pid, field) {
+  let total = 0;
+  for (const each of treePids(pid)) {
+    const path = `/proc/${each}/status`;
+    if (!existsSync(path)) continue;
+    const match = new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(readFileSync(path, 'utf8'));
+    if (match) total += Number(match[1]);
+  }
+  return total;
+}
+
+/** utime + stime of the process tree, in seconds. */
+export function cpuSeconds(pid) {
+  const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  let ticks = 0;
+  for (const each of treePids(pid)) {
+    const path = `/proc/${each}/stat`;
+    if (!existsSync(path)) continue;
+    const fields = readFileSync(path, 'utf8').replace(/^.*\) /, '').split(' ');
+    ticks += Number(fields[11]) + Number(fields[12]);
+  }
+  return ticks / ticksPerSecond;
+}
+
+/** Runs a command to completion (pinned), returns its stdout. Bounded by `timeoutMs`. */
+export async function runToEnd({ command, args = [], cpus, env = process.env, cwd, timeoutMs = 120_000 }) {
+  const handle = startProcess({ command, args, cpus, env, cwd });
+  let stdout = '';
+  handle.child.stdout.on('data', (chunk) => {
+    stdout += chunk.toString('utf8');
+  });
+  const timer = setTimeout(() => void stopProcess(handle, 2000), timeoutMs);
+  const { code } = await handle.exited;
+  clearTimeout(timer);
+  return { code, stdout, output: handle.output() };
+}

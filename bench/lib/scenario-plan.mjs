@@ -1,0 +1,72 @@
+// The extra scenarios peerbench does not cover. Each group is measured back to back for the
+// direct call and for every gateway variant in one round; the report pairs each variant with
+// the direct call of the same group and round.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const MARKER = 'peerbench-mock';
+/** The mock's embedding answer has no marker text; its object type proves it came from the mock. */
+const EMBEDDING_MARKER = '"object":"embedding"';
+
+/** Bodies derived from peerbench's chat body: the same request asking for the cache, or naming the guardrail. */
+export function writeVariantBodies({ peerDir, resultsDir, guardrailId }) {
+  const chat = JSON.parse(readFileSync(join(peerDir, 'bodies', 'chat.json'), 'utf8'));
+  const cacheBody = join(resultsDir, 'chat-cache.json');
+  writeFileSync(cacheBody, JSON.stringify({ ...chat, gw_cache: true }));
+  let guardrailBody = null;
+  if (guardrailId) {
+    guardrailBody = join(resultsDir, 'chat-guardrail.json');
+    writeFileSync(guardrailBody, JSON.stringify({ ...chat, gw_guardrail_ids: [guardrailId] }));
+  }
+  return { cacheBody, guardrailBody };
+}
+
+/**
+ * Groups of measurements for one storage mode.
+ * context: { mode, peerDir, benchDir, mockPort, gwPort, apiKey, bodies, probes, streamConcurrency, minEvents }
+ * probes: { cache: boolean, guardrail: boolean } (from the probe requests before load).
+ */
+export function scenarioGroups(context) {
+  const { mode, peerDir, benchDir, mockPort, gwPort, apiKey, bodies, probes, streamConcurrency, minEvents } = context;
+  const direct = { url: `http://127.0.0.1:${mockPort}`, headers: 'Authorization: Bearer peerbench' };
+  const gateway = { url: `http://127.0.0.1:${gwPort}`, headers: `Authorization: Bearer ${apiKey}` };
+  const chatBody = join(peerDir, 'bodies', 'chat.json');
+  const streamBody = join(peerDir, 'bodies', 'chat-stream.json');
+  const embeddingBody = join(benchDir, 'bodies', 'embeddings.json');
+  const entry = (name, target, spec) => ({ name, spec: { ...spec, url: `${target.url}${spec.path}`, headers: target.headers } });
+  const chatRate = (rate) => ({ kind: 'rate', path: '/v1/chat/completions', bodyFile: chatBody, marker: MARKER, rate });
+
+  const chat500 = [entry('direct', direct, chatRate(500)), entry('gw', gateway, chatRate(500))];
+  const full = mode === 'sqlite';
+  if (full && probes.cache) chat500.push(entry('gw-cache-hit', gateway, { ...chatRate(500), bodyFile: bodies.cacheBody }));
+  if (full && probes.guardrail) chat500.push(entry('gw-guardrail', gateway, { ...chatRate(500), bodyFile: bodies.guardrailBody }));
+
+  const groups = [
+    { id: 'chat@500', entries: chat500 },
+    { id: 'chat@2000', entries: [entry('direct', direct, chatRate(2000)), entry('gw', gateway, chatRate(2000))] },
+    {
+      id: 'thr@32',
+      entries: ['direct', 'gw'].map((name) =>
+        entry(name, name === 'direct' ? direct : gateway, { kind: 'thr', path: '/v1/chat/completions', bodyFile: chatBody, conns: 32 }),
+      ),
+    },
+  ];
+  if (full) {
+    const embedding = { kind: 'rate', path: '/v1/embeddings', bodyFile: embeddingBody, marker: EMBEDDING_MARKER, rate: 500 };
+    groups.push({ id: 'embeddings@500', entries: [entry('direct', direct, embedding), entry('gw', gateway, embedding)] });
+  }
+  const stream = { kind: 'stream', path: '/v1/chat/completions', bodyFile: streamBody, marker: MARKER, concurrency: streamConcurrency, minEvents };
+  groups.push({ id: 'stream', entries: [entry('direct', direct, stream), entry('gw', gateway, stream)] });
+  return groups;
+}
+
+/** One request through the gateway with a body file; returns status and headers. */
+export async function probe(gwPort, apiKey, bodyFile) {
+  const response = await fetch(`http://127.0.0.1:${gwPort}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+    body: readFileSync(bodyFile),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: Object.fromEntries(response.headers), marker: text.includes(MARKER), text: text.slice(0, 300) };
+}

@@ -1,0 +1,104 @@
+#!/usr/bin/env node
+// Profiles the gateway's request path: gw under `node --cpu-prof --trace-gc`, pinned like the
+// benchmark, loaded with wrk (closed loop, 32 conns) for BENCH_PROFILE_S seconds (default 20)
+// after a warm-up; then the top functions by self time and the GC pauses go to
+// profile-summary.json (read by report.mjs). Uses the data dir prepared by prepare.mjs.
+//
+//   node bench/profile.mjs --results DIR --peer PEERBENCH_DIR --root REPO
+import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { gatewayEnvironment, resultPaths } from './lib/gateway-setup.mjs';
+import { measure } from './lib/measure.mjs';
+import { portOpen, startProcess, stopProcess, waitForListening } from './lib/processes.mjs';
+import { summarizeProfile } from './summarize-profile.mjs';
+import { median } from './lib/report-figures.mjs';
+
+const options = {};
+for (let index = 2; index < process.argv.length; index += 2) options[process.argv[index].replace(/^--/, '')] = process.argv[index + 1];
+const { results: resultsDir, peer: peerDir, root } = options;
+if (!resultsDir || !peerDir || !root) {
+  console.error('usage: profile.mjs --results DIR --peer PEERBENCH_DIR --root REPO');
+  process.exit(2);
+}
+const environment = process.env;
+const seconds = Number(environment.BENCH_PROFILE_S ?? 20);
+const mockPort = Number(environment.MOCK_PORT ?? 18080);
+const gwPort = Number(environment.BENCH_GW_PORT ?? 18991);
+const pin = (environment.PIN ?? '1') === '1';
+const gwCpus = pin ? (environment.GW_CPUS ?? '0') : undefined;
+const loadCpus = pin ? (environment.LOAD_CPUS ?? '1') : undefined;
+const state = JSON.parse(readFileSync(resultPaths(resultsDir).state, 'utf8'));
+const profileDir = join(resultsDir, 'profile');
+mkdirSync(profileDir, { recursive: true });
+const started = [];
+
+/** Pause times from --trace-gc lines: "Scavenge 68.8 (86.7) -> 55.6 (87.0) MB, 5.42 / 0.23 ms". */
+function gcStats(log, loadSeconds) {
+  const pauses = { scavenge: [], markCompact: [] };
+  for (const match of log.matchAll(/(Scavenge|Mark-Compact|Mark-sweep)[^,]*MB, ([\d.]+) \/ [\d.]+ ms/g)) {
+    (match[1] === 'Scavenge' ? pauses.scavenge : pauses.markCompact).push(Number(match[2]));
+  }
+  return {
+    seconds: loadSeconds,
+    scavenges: pauses.scavenge.length,
+    scavengeMedianMs: median(pauses.scavenge),
+    scavengeMaxMs: pauses.scavenge.length ? Math.max(...pauses.scavenge) : null,
+    markCompacts: pauses.markCompact.length,
+    markCompactMaxMs: pauses.markCompact.length ? Math.max(...pauses.markCompact) : null,
+  };
+}
+
+async function main() {
+  if (await portOpen(mockPort)) throw new Error(`port ${mockPort} (mock) is in use`);
+  const mock = startProcess({ command: process.execPath, args: [join(peerDir, 'mock-upstream.mjs'), String(mockPort)], cpus: loadCpus, logFile: join(profileDir, 'mock.log') });
+  started.push(mock);
+  await waitForListening(mock, { port: mockPort, timeoutMs: 10_000 });
+  const env = gatewayEnvironment({ ...state.sqlite, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: gwPort });
+  const gateway = startProcess({
+    command: process.execPath,
+    args: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--trace-gc', 'dist/src/main.js'],
+    cwd: root,
+    env,
+    cpus: gwCpus,
+    logFile: join(profileDir, 'gw.log'),
+  });
+  started.push(gateway);
+  await waitForListening(gateway, { port: gwPort });
+  const spec = {
+    kind: 'thr',
+    url: `http://127.0.0.1:${gwPort}/v1/chat/completions`,
+    bodyFile: join(peerDir, 'bodies', 'chat.json'),
+    headers: `Authorization: Bearer ${state.sqlite.apiKey}`,
+    conns: 32,
+  };
+  const settings = { peerDir, loadCpus, streamDurationS: 1, gatewayPid: gateway.pid };
+  await measure(spec, { ...settings, durationS: 5 });
+  const logBefore = gateway.output().length;
+  const outcome = await measure(spec, { ...settings, durationS: seconds });
+  const gcLog = gateway.output().slice(logBefore);
+  // CPU time per request is the figure that survives a busy machine; latency does not.
+  const cpuPerRequestUs = outcome.result?.requests ? Math.round((outcome.gwCpuS * 1e6) / outcome.result.requests) : null;
+  await stopProcess(gateway);
+  const file = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile')).sort().at(-1);
+  if (!file) throw new Error('no .cpuprofile written');
+  // Only the measured load counts (plus the second of shutdown), not start-up or warm-up.
+  const summary = summarizeProfile(JSON.parse(readFileSync(join(profileDir, file), 'utf8')), 40, seconds + 1);
+  const output = {
+    load: `wrk closed loop, 32 conns, ${seconds} s after a 5 s warm-up (${outcome.result?.rps ?? '?'} req/s, gateway cpu ${outcome.gwCpuPct}%, ${cpuPerRequestUs ?? '?'} µs of gateway CPU per request)`,
+    cpuPerRequestUs,
+    profile: join('profile', file),
+    summary,
+    gc: gcStats(gcLog, seconds),
+  };
+  writeFileSync(join(resultsDir, 'profile-summary.json'), `${JSON.stringify(output, null, 2)}\n`);
+  console.error(`profile: ${output.load}; top: ${summary.functions.slice(0, 5).map((entry) => `${entry.name} ${entry.pct}%`).join('; ')}`);
+}
+
+main()
+  .catch((error) => {
+    console.error(`profile FAILED: ${error.stack ?? error.message}`);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    for (const handle of started.reverse()) await stopProcess(handle, 10_000);
+  });

@@ -1,0 +1,188 @@
+#!/usr/bin/env node
+// Extra scenarios against the direct call, in both storage modes: non-stream chat at 500 and
+// 2000 req/s, max throughput, embeddings, a cache hit, a guardrail, streams; peak RSS.
+// Pinned like peerbench: gateway on GW_CPUS, mock + load on LOAD_CPUS. Every process started
+// here is stopped by its PID on exit. Reads state.json written by prepare.mjs.
+//
+//   node bench/run-scenarios.mjs --results DIR --peer PEERBENCH_DIR --root REPO
+import { readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { gatewayEnvironment, prepareGateway, resultPaths } from './lib/gateway-setup.mjs';
+import { badCount, measure } from './lib/measure.mjs';
+import { memoryKb, portOpen, startProcess, stopProcess, waitForListening } from './lib/processes.mjs';
+import { probe, scenarioGroups, writeVariantBodies } from './lib/scenario-plan.mjs';
+import { postgresRedisMode } from './lib/storage-modes.mjs';
+
+const options = {};
+for (let index = 2; index < process.argv.length; index += 2) options[process.argv[index].replace(/^--/, '')] = process.argv[index + 1];
+const environment = process.env;
+const number = (name, fallback) => (environment[name] ? Number(environment[name]) : fallback);
+const settings = {
+  repeats: number('BENCH_REPEATS', number('REPEATS', 3)),
+  durationS: number('DUR', 8),
+  streamDurationS: number('STREAM_DUR', 6),
+  streamConcurrency: number('STREAM_CONC', 4),
+  warmupS: number('WARMUP', 5),
+  settleS: number('SETTLE', 1),
+  gwCpus: environment.GW_CPUS ?? '0',
+  loadCpus: environment.LOAD_CPUS ?? '1',
+  pin: (environment.PIN ?? '1') === '1',
+  mockPort: number('MOCK_PORT', 18080),
+  gwPort: number('BENCH_GW_PORT', 18991),
+  mockChunks: number('MOCK_CHUNKS', 20),
+  mockChunkDelayMs: number('MOCK_CHUNK_DELAY_MS', 10),
+  modes: (environment.BENCH_MODES ?? 'sqlite postgres').split(/\s+/).filter(Boolean),
+  soakS: number('BENCH_SOAK_S', 0),
+};
+const benchDir = dirname(fileURLToPath(import.meta.url));
+const { results: resultsDir, peer: peerDir, root } = options;
+if (!resultsDir || !peerDir || !root) {
+  console.error('usage: run-scenarios.mjs --results DIR --peer PEERBENCH_DIR --root REPO');
+  process.exit(2);
+}
+const paths = resultPaths(resultsDir);
+const state = JSON.parse(readFileSync(paths.state, 'utf8'));
+const started = [];
+const log = (message) => process.stderr.write(`[scenarios ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+const cpus = (which) => (settings.pin ? which : undefined);
+
+async function stopAll() {
+  for (const handle of started.reverse()) await stopProcess(handle, 10_000);
+}
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    log(`${signal}: stopping the processes started here`);
+    stopAll().finally(() => process.exit(130));
+  });
+}
+
+async function startGateway(mode) {
+  if (await portOpen(settings.gwPort)) throw new Error(`port ${settings.gwPort} is in use (set BENCH_GW_PORT)`);
+  const env = gatewayEnvironment({ ...mode, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: settings.gwPort });
+  const handle = startProcess({ command: process.execPath, args: ['dist/src/main.js'], cwd: root, env, cpus: cpus(settings.gwCpus), logFile: join(resultsDir, `gw-${mode.name}.log`) });
+  started.push(handle);
+  await waitForListening(handle, { port: settings.gwPort });
+  return handle;
+}
+
+async function warmUp(groups, gatewayPid) {
+  const measureSettings = { peerDir, loadCpus: cpus(settings.loadCpus), durationS: settings.warmupS, streamDurationS: 2 };
+  for (const group of groups) {
+    if (group.id !== 'thr@32' && group.id !== 'stream') continue;
+    for (const entry of group.entries) if (entry.name === 'gw') await measure(entry.spec, { ...measureSettings, gatewayPid });
+  }
+}
+
+async function runMode(mode) {
+  const gateway = await startGateway(mode);
+  const gatewayPid = gateway.pid;
+  const notes = [...(mode.notes ?? [])];
+  const bodies = writeVariantBodies({ peerDir, resultsDir, guardrailId: mode.guardrailId });
+  const probes = { cache: false, guardrail: false };
+  // Probes: a feature scenario runs only when the feature answers as documented.
+  const chatProbe = await probe(settings.gwPort, mode.apiKey, join(peerDir, 'bodies', 'chat.json'));
+  if (chatProbe.status !== 200 || !chatProbe.marker) throw new Error(`${mode.name}: the gateway does not return the mock's answer: HTTP ${chatProbe.status} ${chatProbe.text}`);
+  await probe(settings.gwPort, mode.apiKey, bodies.cacheBody);
+  const cacheProbe = await probe(settings.gwPort, mode.apiKey, bodies.cacheBody);
+  probes.cache = cacheProbe.status === 200 && cacheProbe.headers['x-gw-cache'] === 'hit';
+  if (!probes.cache) notes.push(`cache-hit scenario skipped: a repeated request with gw_cache=true answered HTTP ${cacheProbe.status}, x-gw-cache=${cacheProbe.headers['x-gw-cache'] ?? '(absent)'}`);
+  if (bodies.guardrailBody) {
+    const guardrailProbe = await probe(settings.gwPort, mode.apiKey, bodies.guardrailBody);
+    probes.guardrail = guardrailProbe.status === 200 && (guardrailProbe.headers['x-gw-guardrails-applied'] ?? '').includes('bench-pii');
+    if (!probes.guardrail) notes.push(`guardrail scenario skipped: probe answered HTTP ${guardrailProbe.status}, x-gw-guardrails-applied=${guardrailProbe.headers['x-gw-guardrails-applied'] ?? '(absent)'}`);
+  }
+  const groups = scenarioGroups({
+    mode: mode.name, peerDir, benchDir, mockPort: settings.mockPort, gwPort: settings.gwPort, apiKey: mode.apiKey, bodies, probes,
+    streamConcurrency: settings.streamConcurrency, minEvents: settings.mockChunks + 2,
+  });
+  log(`${mode.name}: gateway pid ${gatewayPid} ready; probes ${JSON.stringify(probes)}; warming up`);
+  await warmUp(groups, gatewayPid);
+  const rssIdleKb = memoryKb(gatewayPid, 'VmRSS');
+  const records = [];
+  const measureSettings = { peerDir, loadCpus: cpus(settings.loadCpus), durationS: settings.durationS, streamDurationS: settings.streamDurationS };
+  for (let round = 1; round <= settings.repeats; round++) {
+    for (const group of groups) {
+      const count = group.entries.length;
+      for (let step = 0; step < count; step++) {
+        const entry = group.entries[(step + round - 1) % count];
+        const outcome = await measure(entry.spec, { ...measureSettings, gatewayPid: entry.name === 'direct' ? undefined : gatewayPid });
+        const bad = badCount(entry.spec.kind, outcome.result);
+        records.push({ mode: mode.name, round, group: group.id, name: entry.name, kind: entry.spec.kind, bad, ...outcome });
+        log(`${mode.name} r${round} ${group.id.padEnd(14)} ${entry.name.padEnd(13)} ${summarize(entry.spec.kind, outcome.result)} cpu ${outcome.gwCpuPct ?? '-'}% bad ${bad}`);
+        await sleep(settings.settleS * 1000);
+      }
+    }
+  }
+  const soak = settings.soakS > 0 && mode.name === 'sqlite' ? await runSoak(groups, gatewayPid) : null;
+  const rssPeakKb = memoryKb(gatewayPid, 'VmHWM');
+  const rssEndKb = memoryKb(gatewayPid, 'VmRSS');
+  const alive = gateway.child.exitCode === null;
+  await stopProcess(gateway);
+  return { label: mode.label, probes, notes, rssIdleKb, rssPeakKb, rssEndKb, aliveAtEnd: alive, soak, records };
+}
+
+/** Fixed 500 req/s for BENCH_SOAK_S seconds, RSS sampled every 10 s: memory must stay flat. */
+async function runSoak(groups, gatewayPid) {
+  const spec = groups.find((group) => group.id === 'chat@500').entries.find((entry) => entry.name === 'gw').spec;
+  const samples = [];
+  const sampler = setInterval(() => samples.push({ t_s: samples.length * 10, rss_kb: memoryKb(gatewayPid, 'VmRSS') }), 10_000);
+  log(`soak: 500 req/s for ${settings.soakS} s`);
+  const outcome = await measure(spec, { peerDir, loadCpus: cpus(settings.loadCpus), durationS: settings.soakS, streamDurationS: 1, gatewayPid });
+  clearInterval(sampler);
+  return { durationS: settings.soakS, samples, bad: badCount('rate', outcome.result), result: outcome.result };
+}
+
+function summarize(kind, result) {
+  if (!result) return 'NO RESULT';
+  if (kind === 'thr') return `${result.rps} req/s`;
+  if (kind === 'rate') return `p50 ${result.latency_ms.p50} p99 ${result.latency_ms.p99} ms done ${result.achieved_rate}/s`;
+  return `first event p50 ${result.first_event_ms.p50} p99 ${result.first_event_ms.p99} ms`;
+}
+
+async function main() {
+  if (await portOpen(settings.mockPort)) throw new Error(`port ${settings.mockPort} (mock) is in use`);
+  const mock = startProcess({
+    command: process.execPath,
+    args: [join(peerDir, 'mock-upstream.mjs'), String(settings.mockPort)],
+    cpus: cpus(settings.loadCpus),
+    env: { ...environment, MOCK_CHUNKS: String(settings.mockChunks), MOCK_CHUNK_DELAY_MS: String(settings.mockChunkDelayMs), MOCK_DELAY_MS: environment.MOCK_DELAY_MS ?? '0' },
+    logFile: join(resultsDir, 'scenario-mock.log'),
+  });
+  started.push(mock);
+  await waitForListening(mock, { port: settings.mockPort, timeoutMs: 10_000 });
+  const modes = {};
+  const startedAt = new Date().toISOString();
+  for (const name of settings.modes) {
+    if (name === 'sqlite') {
+      modes.sqlite = await runMode(state.sqlite);
+    } else if (name === 'postgres') {
+      let mode;
+      try {
+        mode = await postgresRedisMode(resultsDir, { postgresUrl: environment.BENCH_POSTGRES_URL, redisUrl: environment.BENCH_REDIS_URL });
+      } catch (error) {
+        log(`postgres + redis mode skipped: ${error.message}`);
+        modes.postgres = { label: 'Postgres + Redis', skipped: `Postgres or Redis not reachable: ${error.message}`, records: [] };
+        continue;
+      }
+      try {
+        const env = gatewayEnvironment({ ...mode, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret });
+        const prepared = await prepareGateway({ root, environment: env, logFile: join(resultsDir, 'prepare-postgres.log') });
+        modes.postgres = await runMode({ ...mode, ...prepared });
+      } finally {
+        await mode.dispose().catch((error) => log(`dropping schema ${mode.schema} failed: ${error.message}`));
+      }
+    }
+  }
+  const output = { started_at: startedAt, ended_at: new Date().toISOString(), settings, modes };
+  writeFileSync(paths.scenariosJson, `${JSON.stringify(output, null, 2)}\n`);
+  log(`wrote ${paths.scenariosJson}`);
+}
+
+main()
+  .catch((error) => {
+    log(`FAILED: ${error.stack ?? error.message}`);
+    process.exitCode = 1;
+  })
+  .finally(stopAll);

@@ -1,0 +1,27 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { Stage } from '../pipeline/stage.js';
+import { createAbTestStage } from './ab-test-stage.js';
+import { createExperimentStatsRecorder, type ExperimentStatsRecorder } from './experiment-stats-recorder.js';
+import { createSqlExperimentStore, type ExperimentStore } from './sql-experiment-store.js';
+
+export interface Experiments {
+  store: ExperimentStore;
+  stats: ExperimentStatsRecorder;
+  stage: Stage;
+  /** Flushes pending per-variant totals. */
+  close(): Promise<void>;
+}
+
+export function createExperiments(options: {
+  db: Kysely<Database>;
+  statsFlushIntervalMs?: number;
+  onError?(error: unknown, context: string): void;
+}): Experiments {
+  const store = createSqlExperimentStore(options.db);
+  const stats = createExperimentStatsRecorder(store, {
+    intervalMs: options.statsFlushIntervalMs ?? 1000,
+    onError: (error) => options.onError?.(error, 'experiment stats write failed; will retry'),
+  });
+  return { store, stats, stage: createAbTestStage({ store, stats }), close: () => stats.close() };
+}
