@@ -68,7 +68,7 @@ describe('OpenAI-compatible upstream: what the gateway forwards and passes back'
   test('streams chunk by chunk, always asking the upstream for usage', async () => {
     upstream.chunkDelayMs = 150;
     const started = Date.now();
-    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    const stream = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'stream this' }], stream: true });
     let firstContentAt = 0;
     let text = '';
     let sawUsage = false;
@@ -96,7 +96,8 @@ describe('OpenAI-compatible upstream: what the gateway forwards and passes back'
   test('upstream errors map to the spec statuses with our error body', async () => {
     upstream.script.push({ status: 400, body: { error: { message: 'bad thing with sk-abcdefghijklmnop', type: 'invalid_request_error', code: 'bad' } } });
     await assert.rejects(
-      client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+      // A fresh prompt: a cached answer to an earlier one would never reach the scripted failure.
+      client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'fail this one' }] }),
       (error: unknown) => {
         assert.ok(error instanceof OpenAI.BadRequestError);
         assert.ok(!(error as Error).message.includes('sk-abcdefghijklmnop'), 'upstream secrets are redacted');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import OpenAI from 'openai';
+import OpenAI, { APIError } from 'openai';
 import { adminRequest, startGateway, type RunningGateway } from '../helpers/start-gateway.js';
 import { TEST_DATABASES } from '../helpers/test-databases.js';
 
@@ -87,7 +87,7 @@ for (const database of TEST_DATABASES) {
     test('invalid requests raise BadRequestError with the spec error body', async () => {
       await assert.rejects(
         client.chat.completions.create({ model: 'local-chat', messages: [{ role: 'user', content: 'x' }], temperature: 3 }),
-        (error: unknown) => error instanceof OpenAI.BadRequestError && (error as OpenAI.APIError).code === 'invalid_request',
+        (error: unknown) => error instanceof OpenAI.BadRequestError && (error as APIError).code === 'invalid_request',
       );
       await assert.rejects(
         client.chat.completions.create({ model: 'local-chat', messages: [] }),
@@ -95,7 +95,7 @@ for (const database of TEST_DATABASES) {
       );
       await assert.rejects(
         client.chat.completions.create({ model: 'local-chat', messages: [{ role: 'user', content: 'x' }], user: 'u'.repeat(201) }),
-        (error: unknown) => error instanceof OpenAI.BadRequestError && (error as OpenAI.APIError).param === 'user',
+        (error: unknown) => error instanceof OpenAI.BadRequestError && (error as APIError).param === 'user',
       );
       await assert.rejects(
         client.chat.completions.create({ model: 'unknown-model', messages: [{ role: 'user', content: 'x' }] }),
@@ -107,8 +107,8 @@ for (const database of TEST_DATABASES) {
       const bad = new OpenAI({ apiKey: 'sk-gw-' + 'x'.repeat(40), baseURL: running.baseURL, maxRetries: 0 });
       await assert.rejects(bad.models.list(), (error: unknown) => {
         assert.ok(error instanceof OpenAI.AuthenticationError);
-        assert.equal((error as OpenAI.APIError).code, 'invalid_api_key');
-        assert.equal((error as OpenAI.APIError).type, 'authentication_error');
+        assert.equal((error as APIError).code, 'invalid_api_key');
+        assert.equal((error as APIError).type, 'authentication_error');
         return true;
       });
       const response = await fetch(`${running.baseURL}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
