@@ -37,6 +37,8 @@ export async function startGateway(options: StartOptions = {}): Promise<RunningG
       logLevel: (process.env.GW_TEST_LOG_LEVEL as 'silent' | undefined) ?? 'silent',
       logFlushIntervalMs: 50,
       shutdownGraceMs: 2000,
+      // Tier 1's 10 requests per second would throttle a test file; rate-limit tests set their own limits.
+      bootstrapTier: 'enterprise',
       ...options.config,
     },
   );
