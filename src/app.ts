@@ -228,13 +228,14 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   const guardrails = createGuardrails({
     db: database.db,
     eventBus: events,
+    changes,
     post: guardedPostFrom(alerting.http),
     logFlushIntervalMs: config.logFlushIntervalMs,
     logBatchSize: config.logBatchSize,
     onError: featureErrors,
   });
   const templates = createTemplates({ db: database.db });
-  const experiments = createExperiments({ db: database.db, statsFlushIntervalMs: config.logFlushIntervalMs, onError: featureErrors });
+  const experiments = createExperiments({ db: database.db, changes, statsFlushIntervalMs: config.logFlushIntervalMs, onError: featureErrors });
   const caching = createCaching({ redis, onError: featureErrors });
 
   // The spec's "Features" column, per operation, in pipeline order.

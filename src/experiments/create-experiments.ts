@@ -4,6 +4,8 @@ import type { Stage } from '../pipeline/stage.js';
 import { createAbTestStage } from './ab-test-stage.js';
 import { createExperimentStatsRecorder, type ExperimentStatsRecorder } from './experiment-stats-recorder.js';
 import { createSqlExperimentStore, type ExperimentStore } from './sql-experiment-store.js';
+import { cacheExperimentStore } from './cached-experiment-store.js';
+import type { ChangeFeed } from '../lib/change-feed.js';
 
 export interface Experiments {
   store: ExperimentStore;
@@ -16,9 +18,12 @@ export interface Experiments {
 export function createExperiments(options: {
   db: Kysely<Database>;
   statsFlushIntervalMs?: number;
+  /** When given, active experiments are read from memory, invalidated on change. */
+  changes?: ChangeFeed;
   onError?(error: unknown, context: string): void;
 }): Experiments {
-  const store = createSqlExperimentStore(options.db);
+  const sqlStore = createSqlExperimentStore(options.db);
+  const store = options.changes ? cacheExperimentStore(sqlStore, options.changes) : sqlStore;
   const stats = createExperimentStatsRecorder(store, {
     intervalMs: options.statsFlushIntervalMs ?? 1000,
     onError: (error) => options.onError?.(error, 'experiment stats write failed; will retry'),

@@ -1,6 +1,8 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { EventBus } from '../lib/event-bus.js';
+import type { ChangeFeed } from '../lib/change-feed.js';
+import { cacheGuardrailStore } from './cached-guardrail-store.js';
 import { createBatchWriter } from '../lib/batch-writer.js';
 import type { Stage } from '../pipeline/stage.js';
 import type { GuardedPost } from './guardrail-webhook.js';
@@ -11,6 +13,8 @@ import { createSqlGuardrailStore, type GuardrailLogEntry, type GuardrailStore } 
 export interface GuardrailsOptions {
   db: Kysely<Database>;
   eventBus: EventBus;
+  /** When given, the request path reads guardrail lists from memory, invalidated on change. */
+  changes?: ChangeFeed;
   /** SSRF-guarded POST for webhook guardrails (guardedPostFrom(alerting.http)). */
   post?: GuardedPost;
   logFlushIntervalMs?: number;
@@ -29,7 +33,8 @@ export interface Guardrails {
 
 /** Wires the guardrail store, the batched trigger log and the two stages. */
 export function createGuardrails(options: GuardrailsOptions): Guardrails {
-  const store = createSqlGuardrailStore(options.db);
+  const sqlStore = createSqlGuardrailStore(options.db);
+  const store = options.changes ? cacheGuardrailStore(sqlStore, options.changes) : sqlStore;
   const logWriter = createBatchWriter<GuardrailLogEntry>({
     intervalMs: options.logFlushIntervalMs ?? 1000,
     maxBatch: options.logBatchSize ?? 500,

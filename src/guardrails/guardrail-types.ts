@@ -59,18 +59,6 @@ export interface Finding {
   type: string;
 }
 
-/** What one guardrail concluded about one text. */
-export interface GuardrailVerdict {
-  triggered: boolean;
-  /** The text with findings replaced, when the guardrail redacts. */
-  text: string;
-  /** Finding types (never the matched content) for logs and events. */
-  types: string[];
-  reason?: string;
-  /** The webhook or detector asked to block regardless of the configured action. */
-  forceBlock?: boolean;
-}
-
 export function runsAt(guardrail: Pick<Guardrail, 'stage'>, when: 'pre' | 'post'): boolean {
   return guardrail.stage === 'both' || guardrail.stage === when;
 }

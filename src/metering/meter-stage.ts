@@ -65,17 +65,25 @@ export function createMeterStage(options: MeterStageOptions): Stage {
   const thresholds = createThresholdNotifier({ gate, events: options.events, now });
   const report = options.onError ?? (() => {});
 
+  /** The estimate priced at the dearest deployment that may serve the call; unpriced if any of them is. */
   function reservationCost(call: GatewayCall): Cost {
     const orgId = call.auth.org.id;
-    const price = pricing.priceFor(call.model, orgId);
-    const usage = estimateMaxUsage(call, price, tokens, limits);
-    let cost = computeCost(usage, price);
+    const base = pricing.priceFor(call.model, orgId);
+    const usage = estimateMaxUsage(call, base, tokens, limits);
+    let cost: Cost | undefined;
+    let baseCounted = false;
     for (const deployment of options.deploymentsOf?.(call.model) ?? []) {
-      if (!deployment.pricing || !deployment.enabled) continue;
-      const candidate = computeCost(usage, pricing.priceFor(call.model, orgId, deployment));
-      if (candidate.costNanos > cost.costNanos) cost = { ...candidate, unpriced: cost.unpriced || candidate.unpriced };
+      if (!deployment.enabled) continue;
+      if (!deployment.pricing) {
+        if (baseCounted) continue;
+        baseCounted = true;
+      }
+      const candidate = computeCost(usage, deployment.pricing ? pricing.priceFor(call.model, orgId, deployment) : base);
+      if (!cost) cost = candidate;
+      else if (candidate.costNanos > cost.costNanos) cost = { ...candidate, unpriced: cost.unpriced || candidate.unpriced };
+      else if (candidate.unpriced) cost = { ...cost, unpriced: true };
     }
-    return cost;
+    return cost ?? computeCost(usage, base);
   }
 
   function settlementCost(call: GatewayCall, usage: Usage): Cost {

@@ -70,9 +70,10 @@ export async function createPricingCatalog(options: PricingCatalogOptions): Prom
     return merge(price, overrides.get(orgId)?.get(modelId));
   }
 
+  /** Reloads here before answering (the admin sees its change at once), then tells the other instances. */
   async function announce(): Promise<void> {
-    if (options.changes) await options.changes.publish({ kind: 'pricing' });
-    else await reload();
+    await reload();
+    await options.changes?.publish({ kind: 'pricing' });
   }
 
   const unsubscribe = options.changes?.subscribe((notice) => {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type Socket, connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { adminRequest, startGateway, type RunningGateway } from '../helpers/start-gateway.js';
@@ -27,7 +28,7 @@ async function chat(running: RunningGateway, key: string, body: Record<string, u
   const response = await fetch(`${running.url}/v1/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'local-chat', messages: [{ role: 'user', content: 'Tell me a long story about metering' }], max_tokens: 5, ...body }),
+    body: JSON.stringify({ model: 'local-chat', messages: [{ role: 'user', content: `Tell me a long story about metering ${randomUUID()}` }], max_tokens: 5, ...body }),
   });
   return { status: response.status, headers: response.headers, body: (await response.json()) as any };
 }

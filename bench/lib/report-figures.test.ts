@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+// @ts-expect-error plain ESM script without type declarations
+import { median, scenarioRows, targetChecks } from './report-figures.mjs';
+// @ts-expect-error plain ESM script without type declarations
+import { summarizeProfile } from '../summarize-profile.mjs';
+
+type Check = { target: string; figure: string; verdict: string };
+
+const rate = (p50: number, p99: number, achieved: number, target = 500) => ({
+  latency_ms: { p50, p99 },
+  achieved_rate: achieved,
+  target_rate: target,
+  invalid: 0,
+});
+
+function peer(gwRps: number, added500: { p50_ms: number; p99_ms: number }, firstAdded: number, rssKb: number) {
+  const throughput = (rps: number, cpu: number) => ({ 32: { rps, rounds: [{ rps, gw_cpu_pct: cpu }] } });
+  return {
+    valid: true,
+    meta: { rates: '500 1000' },
+    targets: {
+      direct: { throughput: throughput(30000, 0), fixed_rate: {}, stream: {}, errors_total: 0, info: {} },
+      portkey: { throughput: throughput(1000, 100), fixed_rate: {}, stream: {}, errors_total: 0, info: { rss_peak_kb: 200 * 1024 } },
+      gw: {
+        throughput: throughput(gwRps, 100),
+        fixed_rate: {},
+        stream: { first_event_p50_ms: 0.9, total_p50_ms: 220 },
+        errors_total: 0,
+        info: { rss_peak_kb: rssKb },
+        overhead_vs_direct: { fixed_rate: { 500: added500 }, stream_first_event_p50_ms: firstAdded },
+      },
+    },
+  };
+}
+
+const verdictOf = (checks: Check[], prefix: string) => checks.find((check) => check.target.startsWith(prefix))?.verdict;
+
+describe('benchmark report figures', () => {
+  test('median ignores missing values and averages the middle pair', () => {
+    assert.equal(median([3, null, 1, 2]), 2);
+    assert.equal(median([4, 1, 3, 2]), 2.5);
+    assert.equal(median([null, undefined]), null);
+  });
+
+  test('added latency is paired with the direct call of the same round, then the median is taken', () => {
+    const records = [
+      { mode: 'sqlite', group: 'chat@500', name: 'direct', kind: 'rate', round: 1, bad: 0, result: rate(0.2, 1.0, 500) },
+      { mode: 'sqlite', group: 'chat@500', name: 'gw', kind: 'rate', round: 1, bad: 0, result: rate(0.5, 2.0, 500) },
+      { mode: 'sqlite', group: 'chat@500', name: 'direct', kind: 'rate', round: 2, bad: 0, result: rate(1.2, 9.0, 500) },
+      { mode: 'sqlite', group: 'chat@500', name: 'gw', kind: 'rate', round: 2, bad: 0, result: rate(1.4, 10.0, 500) },
+      { mode: 'sqlite', group: 'chat@500', name: 'direct', kind: 'rate', round: 3, bad: 0, result: rate(0.3, 1.0, 500) },
+      { mode: 'sqlite', group: 'chat@500', name: 'gw', kind: 'rate', round: 3, bad: 0, result: rate(0.6, 1.5, 470) },
+    ];
+    const [row] = scenarioRows({ records });
+    assert.equal(row.name, 'gw');
+    assert.ok(Math.abs(row.added_p50 - 0.3) < 1e-9, `added p50 ${row.added_p50}`);
+    assert.ok(Math.abs(row.added_p99 - 1.0) < 1e-9, `added p99 ${row.added_p99}`);
+    assert.equal(row.saturated, true, 'one round below 95% of the offered rate marks the row saturated');
+  });
+
+  test('targets are judged from the figures: met, missed and not measured', () => {
+    const good = targetChecks(peer(4200, { p50_ms: 0.25, p99_ms: 1.5 }, 0.8, 120 * 1024), null) as Check[];
+    assert.equal(verdictOf(good, 'Max throughput'), 'met');
+    assert.equal(verdictOf(good, 'Added p50'), 'met');
+    assert.equal(verdictOf(good, 'Added p99'), 'met');
+    assert.equal(verdictOf(good, 'Streaming: first event'), 'met');
+    assert.equal(verdictOf(good, 'Peak RSS'), 'met');
+    assert.equal(verdictOf(good, 'No saturation'), 'not measured');
+
+    const bad = targetChecks(peer(3900, { p50_ms: 0.31, p99_ms: 2.5 }, 1.2, 151 * 1024), null) as Check[];
+    assert.equal(verdictOf(bad, 'Max throughput'), 'NOT met');
+    assert.equal(verdictOf(bad, 'Added p50'), 'NOT met');
+    assert.equal(verdictOf(bad, 'Added p99'), 'NOT met');
+    assert.equal(verdictOf(bad, 'Streaming: first event'), 'NOT met');
+    assert.equal(verdictOf(bad, 'Peak RSS'), 'NOT met');
+  });
+
+  test('a profile summary counts only the final window when asked', () => {
+    const frame = (functionName: string) => ({ functionName, url: 'file:///x/dist/src/a.js', lineNumber: 0 });
+    const profile = {
+      nodes: [
+        { id: 1, callFrame: frame('startup') },
+        { id: 2, callFrame: frame('request') },
+      ],
+      startTime: 0,
+      endTime: 10_000_000,
+      samples: [1, 1, 2, 2],
+      timeDeltas: [0, 4_000_000, 4_000_000, 1_000_000],
+    };
+    const all = summarizeProfile(profile, 10);
+    assert.equal(all.functions[0].name.startsWith('startup'), true);
+    const last = summarizeProfile(profile, 10, 3);
+    assert.deepEqual(last.functions.map((entry: { name: string }) => entry.name.split(' ')[0]), ['request']);
+  });
+});

@@ -1,0 +1,34 @@
+import type { ChangeFeed } from './change-feed.js';
+
+/**
+ * Per-org definitions (guardrails, experiments) read on every call are served from memory. An
+ * `{kind:'org'}` change notice drops the org's entry on every instance at once; the TTL only
+ * bounds staleness should a notice be lost.
+ */
+export interface PerOrgCache<T> {
+  get(orgId: string): Promise<T>;
+  /** Drops the org's entry here and on every other instance. */
+  changed(orgId: string): Promise<void>;
+}
+
+export function createPerOrgCache<T>(load: (orgId: string) => Promise<T>, options: { changes: ChangeFeed; ttlMs?: number }): PerOrgCache<T> {
+  const ttlMs = options.ttlMs ?? 30_000;
+  const entries = new Map<string, { value: Promise<T>; expiresAt: number }>();
+  options.changes.subscribe((notice) => {
+    if (notice.kind === 'all') entries.clear();
+    else if (notice.kind === 'org') entries.delete(notice.id);
+  });
+  return {
+    get(orgId) {
+      const now = Date.now();
+      const entry = entries.get(orgId);
+      if (entry && entry.expiresAt > now) return entry.value;
+      const value = load(orgId);
+      entries.set(orgId, { value, expiresAt: now + ttlMs });
+      // A failed load is not remembered: the next call tries the database again.
+      value.catch(() => entries.delete(orgId));
+      return value;
+    },
+    changed: (orgId) => options.changes.publish({ kind: 'org', id: orgId }),
+  };
+}
