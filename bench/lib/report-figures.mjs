@@ -149,7 +149,8 @@ export function targetChecks(peer, scenarios, gwName = 'gw') {
   }
   checks.push(...postgresChecks(scenarios));
   const bad = (gw?.errors_total ?? 0) + Object.values(scenarios?.modes ?? {}).reduce((sum, mode) => sum + (mode.records ?? []).reduce((inner, record) => inner + record.bad, 0), 0);
-  checks.push({ target: 'Every answer 2xx and the mock’s (peerbench + scenarios)', figure: `${bad} bad`, verdict: verdict(bad === 0 && (peer?.valid ?? true)) });
+  const alive = gw?.info?.alive_at_end !== false;
+  checks.push({ target: 'Every gw answer 2xx and the mock’s, gw alive at the end (peerbench + scenarios)', figure: `${bad} bad`, verdict: verdict(bad === 0 && alive) });
   return checks;
 }
 

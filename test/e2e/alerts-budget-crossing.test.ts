@@ -47,7 +47,7 @@ describe('a budget crossing reaches a webhook, an email inbox and a Slack endpoi
       fetch(`${running.baseURL}/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ model: 'local-chat', max_tokens: 1, messages: [{ role: 'user', content: 'spend something' }] }),
+        body: JSON.stringify({ model: 'local-chat', max_tokens: 1, gw_cache: false, messages: [{ role: 'user', content: 'spend something' }] }),
       });
     // The price of one call, read off a call with the bootstrap key, so the budget below is exactly two calls.
     const probe = await chat(running.apiKey);
