@@ -45,6 +45,7 @@ import { createModelCatalog, type ModelCatalog } from './routing/model-catalog.j
 import { loadCatalogFile, routingSettingsOf } from './routing/catalog-file.js';
 import { registerDeploymentRoutes } from './http/routes/deployment-routes.js';
 import { createRouter, type Router } from './routing/create-router.js';
+import { createDeploymentCapacity } from './routing/deployment-capacity.js';
 import { createCircuitBreaker } from './routing/circuit-breaker.js';
 import { createMemoryCircuitStore } from './routing/memory-circuit-store.js';
 import { createMemoryHealthStore } from './routing/memory-health-store.js';
@@ -175,16 +176,6 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     now: Date.now,
     logger,
   });
-  const router = createRouter({
-    catalog,
-    providers,
-    breaker,
-    health: redis ? createRedisHealthStore(redis) : createMemoryHealthStore(),
-    eventBus: events,
-    logger,
-    requestTimeoutMs: config.requestTimeoutMs,
-    retryPolicy: routing.retryPolicy,
-  });
 
   // Credits, budgets, spend and rate limits (docs/money.md, docs/rate-limits.md).
   const metering = await createMetering({
@@ -200,6 +191,18 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     ledgerBatchSize: config.logBatchSize,
     reservationTtlMs: config.requestTimeoutMs + 60_000,
     onError: (error, context) => logger.error({ err: error }, context),
+  });
+
+  const router = createRouter({
+    catalog,
+    providers,
+    breaker,
+    health: redis ? createRedisHealthStore(redis) : createMemoryHealthStore(),
+    eventBus: events,
+    logger,
+    requestTimeoutMs: config.requestTimeoutMs,
+    retryPolicy: routing.retryPolicy,
+    capacity: createDeploymentCapacity(metering.counters),
   });
 
   const recorder = createSqlRequestRecorder(database.db, {

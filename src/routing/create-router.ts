@@ -15,6 +15,9 @@ import { backoffDelayMs, DEFAULT_RETRY_POLICY, retryAfterMs, type RetryPolicy } 
 import { createSystemClock, type RouterClock } from './router-clock.js';
 import { readDeploymentHealth, type DeploymentHealth } from './read-deployment-health.js';
 import { cancelledError, runAttempt, type AttemptContext } from './run-attempt.js';
+import type { DeploymentCapacity } from './deployment-capacity.js';
+import { tapStream } from '../lib/tap-stream.js';
+import { usageTotals, type Usage } from '../protocol/usage.js';
 
 export interface ProviderRegistry {
   get(providerId: string): Provider | undefined;
@@ -39,6 +42,8 @@ export interface RouterDependencies {
   priceOf?: (deployment: Deployment, model: ModelRoute) => number | undefined;
   /** The request's time cap, counted from GatewayCall.startedAt; per-attempt timeouts never exceed what is left. */
   requestTimeoutMs?: number;
+  /** Per-deployment RPM/TPM capacity; a deployment at capacity is skipped like one whose circuit is open. */
+  capacity?: DeploymentCapacity;
 }
 
 export interface Router {
@@ -131,6 +136,12 @@ export function createRouter(dependencies: RouterDependencies): Router {
           });
         }
         if (remainingMs(call) <= 0) throw lastError ?? new GatewayError('upstream_timeout', 'The request ran out of time.');
+        if (dependencies.capacity && !(await dependencies.capacity.admit(deployment, clock.now()))) {
+          lastError = new GatewayError('upstream_rate_limited', `Every deployment of the model ${model.id} is at its configured capacity; retry shortly.`, {
+            details: { retry_after_seconds: 1 },
+          });
+          continue;
+        }
         if ((await dependencies.breaker.acquire(deployment)) === 'denied') continue;
         progress.attempts += 1;
         call.record.attempts = progress.attempts;
@@ -143,7 +154,7 @@ export function createRouter(dependencies: RouterDependencies): Router {
             remainingMs: remainingMs(call),
           });
           markServed(call, deployment, progress, model);
-          return outcome;
+          return dependencies.capacity?.recordTokens && deployment.tpm ? countTokens(outcome, deployment) : outcome;
         } catch (error) {
           if (call.signal.aborted) throw cancelledError(call);
           const failure = isGatewayError(error) ? error : new GatewayError('internal_error', 'Routing failed.', { cause: error });
@@ -163,6 +174,20 @@ export function createRouter(dependencies: RouterDependencies): Router {
       lastError ??
       new GatewayError('upstream_unavailable', `Every deployment of the model ${model.id} is unavailable; retry later.`)
     );
+  }
+
+  /** Feeds the tokens a call used into its deployment's TPM capacity. */
+  function countTokens(outcome: Outcome, deployment: Deployment): Outcome {
+    const record = (usage: Usage | undefined) => {
+      if (!usage) return;
+      const totals = usageTotals(usage);
+      void dependencies.capacity!.recordTokens(deployment, totals.promptTokens + totals.completionTokens, clock.now());
+    };
+    if (outcome.kind !== 'stream') {
+      record(outcome.usage);
+      return outcome;
+    }
+    return { kind: 'stream', events: tapStream(outcome.events, { onItem: (event) => void record(event.usage) }) };
   }
 
   async function readStats(deployments: Deployment[]) {
