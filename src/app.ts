@@ -362,10 +362,8 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
       metrics.stop();
       metricsListener?.close();
       await keys.flushLastUsed().catch(() => {});
-      await recorder.close();
-      await guardrails.close();
-      await experiments.close();
-      await metering.close();
+      // In parallel: with the database away each writer retries for a while, and those waits must not add up.
+      await Promise.all([recorder.close(), guardrails.close(), experiments.close(), metering.close()]);
       await alerting.close();
       await keys.close();
       await changes.close();

@@ -2,8 +2,9 @@
  * Collects items in memory and writes them in batches off the hot path: every `intervalMs`, or
  * sooner when `maxBatch` items wait. `add` never waits on I/O. A failed write is retried on the next
  * tick (items stay queued, up to `maxQueued`; past that the oldest are dropped and reported), so a
- * short database outage loses nothing. `close()` flushes what is left; a crash loses at most one
- * interval's worth.
+ * database outage loses nothing until the queue is full. `close()` flushes what is left, retrying
+ * for up to `closeTimeoutMs` if the database is away; a crash loses at most one interval's worth
+ * (plus whatever an ongoing outage has queued).
  */
 export interface BatchWriter<T> {
   add(item: T): void;
@@ -17,28 +18,48 @@ export interface BatchWriterOptions<T> {
   intervalMs: number;
   maxBatch: number;
   maxQueued?: number;
+  /**
+   * How long `close()` keeps retrying while the database is away (default 10 s) before giving up
+   * on what is left (reported through onDrop). Keep it within the process manager's stop timeout.
+   */
+  closeTimeoutMs?: number;
   onError?(error: unknown, items: number): void;
   onDrop?(dropped: number): void;
 }
 
 export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWriter<T> {
   const maxQueued = options.maxQueued ?? 100_000;
+  const closeTimeoutMs = options.closeTimeoutMs ?? 10_000;
   let queue: T[] = [];
+  // The batch being written is out of the queue, so a drop for overflow meanwhile cannot misalign it.
+  let inFlight = 0;
   let writing: Promise<void> | undefined;
   let closed = false;
   const timer = setInterval(() => void flush(), options.intervalMs);
   timer.unref();
 
+  function trim(): void {
+    if (queue.length <= maxQueued) return;
+    const dropped = queue.length - maxQueued;
+    queue = queue.slice(dropped);
+    options.onDrop?.(dropped);
+  }
+
   async function writeOnce(): Promise<void> {
     while (queue.length > 0) {
-      const batch = queue.slice(0, options.maxBatch);
+      const batch = queue.splice(0, options.maxBatch);
+      inFlight = batch.length;
       try {
         await options.write(batch);
       } catch (error) {
+        // Back to the front, in order, for the next tick.
+        queue = batch.concat(queue);
+        trim();
         options.onError?.(error, batch.length);
         return;
+      } finally {
+        inFlight = 0;
       }
-      queue = queue.slice(batch.length);
     }
   }
 
@@ -55,26 +76,30 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
     add(item) {
       if (closed) throw new Error('batch writer is closed');
       queue.push(item);
-      if (queue.length > maxQueued) {
-        const dropped = queue.length - maxQueued;
-        queue = queue.slice(dropped);
-        options.onDrop?.(dropped);
-      }
+      trim();
       if (queue.length >= options.maxBatch) void flush();
     },
     flush,
     async close() {
       closed = true;
       clearInterval(timer);
-      // Keep trying briefly: a close during a database blip should still land the last batch.
-      for (let attempt = 0; attempt < 3 && queue.length > 0; attempt++) {
-        await flush();
-        if (queue.length > 0) await new Promise((resolve) => setTimeout(resolve, 200));
-      }
+      // Keep trying while the database is away (a restart, a failover): the rows are only in memory.
+      const deadline = Date.now() + closeTimeoutMs;
+      let delayMs = 100;
       await writing;
+      for (;;) {
+        await flush();
+        if (queue.length === 0 || Date.now() >= deadline) break;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(delayMs, Math.max(0, deadline - Date.now()))));
+        delayMs = Math.min(delayMs * 2, 1000);
+      }
+      if (queue.length > 0) {
+        options.onDrop?.(queue.length);
+        queue = [];
+      }
     },
     get pending() {
-      return queue.length;
+      return queue.length + inFlight;
     },
   };
 }

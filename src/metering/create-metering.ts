@@ -20,6 +20,7 @@ import { createPricingCatalog, type PricingCatalog } from './pricing-catalog.js'
 import { createRedisSpendGate } from './redis-spend-gate.js';
 import type { SpendGate } from './spend-gate.js';
 import { createSqlSpendLedger, type SpendLedger } from './spend-ledger.js';
+import { createSettlementRetry, type SettlementRetry } from './settlement-retry.js';
 import { createSpendSeeder, type SpendSeeder } from './spend-seeder.js';
 import { createTokenCounter, type TokenCounter } from './token-counter.js';
 
@@ -51,6 +52,8 @@ export interface Metering {
   gate: SpendGate;
   counters: CounterStore;
   ledger: SpendLedger;
+  /** Settlements and releases that failed while the spend store was away, replayed when it is back. */
+  settlementRetry: SettlementRetry;
   seeder: SpendSeeder;
   credits: OrgCredits;
   tokens: TokenCounter;
@@ -81,6 +84,7 @@ export async function createMetering(options: MeteringOptions): Promise<Metering
     batchSize: options.ledgerBatchSize,
     onError: (error) => report(error, 'spend ledger write failed; will retry'),
   });
+  const settlementRetry = createSettlementRetry({ gate, onError: report });
   const seeder = createSpendSeeder({ gate, ledger });
   const credits = createOrgCredits({ db: options.db, gate, seeder });
   const tokens = createTokenCounter();
@@ -113,6 +117,7 @@ export async function createMetering(options: MeteringOptions): Promise<Metering
     limits: options.limits,
     reservationTtlMs: options.reservationTtlMs,
     onError: report,
+    deferGateWrite: (write) => settlementRetry.defer(write),
   });
   const rateLimitStage = createRateLimitStage({ store: counters, tokens, onError: (error) => report(error, 'rate-limit store failed; call let through') });
 
@@ -121,6 +126,7 @@ export async function createMetering(options: MeteringOptions): Promise<Metering
     gate,
     counters,
     ledger,
+    settlementRetry,
     seeder,
     credits,
     tokens,
@@ -129,7 +135,7 @@ export async function createMetering(options: MeteringOptions): Promise<Metering
     async close() {
       unsubscribe?.();
       pricing.close();
-      await ledger.close();
+      await Promise.all([ledger.close(), settlementRetry.close()]);
       await gate.close();
       await counters.close();
     },

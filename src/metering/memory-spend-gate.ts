@@ -81,8 +81,9 @@ export function createMemorySpendGate(options: MemorySpendGateOptions = {}): Spe
       holds.set(reservationId, { amount: amountNanos, counters: held, deadline: now() + ttlMs });
       return { ok: true };
     },
-    async settle(reservationId, accounts, actualNanos) {
+    async settle(reservationId, accounts, actualNanos, options) {
       const hold = holds.get(reservationId);
+      if (!hold && options?.onlyIfHeld) return [];
       if (hold) {
         drop(hold);
         holds.delete(reservationId);

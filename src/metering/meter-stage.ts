@@ -14,6 +14,7 @@ import type { SpendGate, SpendAccount } from './spend-gate.js';
 import type { SpendLedger } from './spend-ledger.js';
 import { createPeriodClock } from './spend-periods.js';
 import type { SpendSeeder } from './spend-seeder.js';
+import type { DeferredGateWrite } from './settlement-retry.js';
 import type { TokenCounter } from './token-counter.js';
 
 export interface MeterStageOptions {
@@ -36,6 +37,8 @@ export interface MeterStageOptions {
   streamDrainTimeoutMs?: number;
   now?: () => number;
   onError?: (error: unknown, context: string) => void;
+  /** Where a settlement or release that failed (store away) goes to be replayed later (settlement-retry.ts). */
+  deferGateWrite?: (write: DeferredGateWrite) => void;
 }
 
 const FREE: Cost = { costNanos: 0, unpriced: false, reported: false, breakdown: [] };
@@ -110,8 +113,9 @@ export function createMeterStage(options: MeterStageOptions): Stage {
     try {
       settled = await gate.settle(call.requestId, accounts, cost.costNanos);
     } catch (error) {
-      // The call has run: answer it, and let the hold expire; the ledger below still records the spend.
-      report(error, 'spend settlement failed');
+      // The call has run: answer it; the ledger below records the spend, and the counter catches up on replay.
+      report(error, 'spend settlement failed; will replay');
+      options.deferGateWrite?.({ kind: 'settle', reservationId: call.requestId, accounts, actualNanos: cost.costNanos });
     }
     const units: Usage & { estimated?: boolean; cache?: 'hit' } = estimated ? { ...usage, estimated } : usage;
     if (hit) units.cache = 'hit';
@@ -138,7 +142,10 @@ export function createMeterStage(options: MeterStageOptions): Stage {
   }
 
   function release(call: GatewayCall): void {
-    gate.release(call.requestId).catch((error) => report(error, 'reservation release failed'));
+    gate.release(call.requestId).catch((error) => {
+      report(error, 'reservation release failed; will replay');
+      options.deferGateWrite?.({ kind: 'release', reservationId: call.requestId });
+    });
   }
 
   async function reserve(call: GatewayCall, accounts: SpendAccount[], amountNanos: number): Promise<void> {
@@ -148,6 +155,8 @@ export function createMeterStage(options: MeterStageOptions): Stage {
       if (seeding) await seeding;
       result = await gate.reserve(call.requestId, accounts, amountNanos, ttlMs);
     } catch (error) {
+      // The hold may have landed with its reply lost; drop it once the store answers again.
+      options.deferGateWrite?.({ kind: 'release', reservationId: call.requestId });
       throw new GatewayError('credit_check_failed', 'The credit system is unavailable; the request was not run. Retry shortly.', { cause: error });
     }
     if (result.ok) return;

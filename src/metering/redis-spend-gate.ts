@@ -47,6 +47,7 @@ return {1}
 
 const SETTLE = `
 local amount = redis.call('HGET', KEYS[1], 'amount')
+if not amount and ARGV[#ARGV] == 'held' then return {} end
 local out = {}
 for i = 1, #KEYS - 2 do
   local key = KEYS[i + 2]
@@ -159,14 +160,16 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
       if (Number(reply[0]) === 1) return { ok: true };
       return { ok: false, index: Number(reply[1]), availableNanos: Math.max(0, Number(reply[2])) };
     },
-    async settle(reservationId, accounts, actualNanos) {
+    async settle(reservationId, accounts, actualNanos, options) {
       const keys = [holdPrefix + reservationId, deadlines];
       const args = [reservationId, String(actualNanos)];
       for (const account of accounts) {
         keys.push(prefix + account.key);
         args.push(account.limitNanos === null ? '' : String(account.limitNanos), String(account.expiresAt));
       }
+      args.push(options?.onlyIfHeld ? 'held' : 'any');
       const reply = (await run(scripts.settle, keys, args)) as Array<number | string>;
+      if (reply.length === 0) return [];
       const settled: SettledAccount[] = [];
       for (let index = 0; index < accounts.length; index++) {
         settled.push({ spentNanos: Number(reply[2 * index]), limitNanos: Number(reply[2 * index + 1]) });

@@ -50,7 +50,11 @@ export interface SettledAccount {
  */
 export interface SpendGate {
   reserve(reservationId: string, accounts: readonly SpendAccount[], amountNanos: number, ttlMs: number): Promise<ReserveResult>;
-  settle(reservationId: string, accounts: readonly SpendAccount[], actualNanos: number): Promise<SettledAccount[]>;
+  /**
+   * `onlyIfHeld` (a replayed settlement): do nothing and return [] unless the hold still exists, so a
+   * replay of a settlement that did land, or that the ledger already re-seeded, is not counted twice.
+   */
+  settle(reservationId: string, accounts: readonly SpendAccount[], actualNanos: number, options?: { onlyIfHeld?: boolean }): Promise<SettledAccount[]>;
   release(reservationId: string): Promise<void>;
   /** Adds to a credit account's credited total (a top-up) and returns the new total. */
   addCredit(accountKey: string, amountNanos: number): Promise<number>;

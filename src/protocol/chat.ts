@@ -38,7 +38,8 @@ export const toolSchema = z.looseObject({
 export const chatRequestSchema = z
   .looseObject({
     model: z.string().min(1),
-    messages: z.array(messageSchema).min(1),
+    // May be empty only when a prompt template supplies the messages (checked below).
+    messages: z.array(messageSchema),
     temperature: z.number().min(0).max(2).nullish(),
     max_tokens: z.number().int().min(1).nullish(),
     max_completion_tokens: z.number().int().min(1).nullish(),
@@ -62,7 +63,11 @@ export const chatRequestSchema = z
       .nullish(),
     user: z.string().max(200).nullish(),
   })
-  .extend(gwRequestExtras.shape);
+  .extend(gwRequestExtras.shape)
+  .refine((request) => request.messages.length > 0 || Boolean(request.gw_prompt_template_id), {
+    message: 'Too small: expected array to have >=1 items (or name a prompt template in gw_prompt_template_id)',
+    path: ['messages'],
+  });
 
 export type ChatRequest = z.infer<typeof chatRequestSchema>;
 export type ChatMessage = z.infer<typeof messageSchema>;

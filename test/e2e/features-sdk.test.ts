@@ -192,6 +192,11 @@ for (const database of TEST_DATABASES) {
       assert.equal(pinned.response.headers.get('x-gw-prompt-version'), '1');
       assert.match(upstream.received.at(-1)!.body.messages[0].content, /Answer in English/);
 
+      // A template may supply every message; without one, empty messages are a 400.
+      await chat({ messages: [], gw_prompt_template_id: promptId, gw_prompt_variables: { persona: 'x' }, gw_cache: false });
+      assert.deepEqual(upstream.received.at(-1)!.body.messages, [{ role: 'system', content: 'You are x, always brief.' }]);
+      assert.equal((await rejection(chat({ messages: [] }))).status, 400);
+
       const missing = await rejection(chat({ gw_prompt_template_id: promptId, gw_prompt_variables: {} }));
       assert.equal(missing.status, 400);
       assert.equal(missing.code, 'missing_template_variable');

@@ -14,6 +14,16 @@ export interface Reply {
   body: any;
 }
 
+/** fetch, with the cause of a network failure in the message (which undici keeps in `cause`). */
+async function send(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    const cause = (error as { cause?: unknown }).cause;
+    throw new Error(`${init.method ?? 'GET'} ${url}: ${(error as Error).message}${cause ? ` (${String(cause)})` : ''}`, { cause: error });
+  }
+}
+
 async function reply(response: Response): Promise<Reply> {
   const text = await response.text();
   let body: unknown = text;
@@ -26,7 +36,7 @@ async function reply(response: Response): Promise<Reply> {
 }
 
 export async function adminCall(baseUrl: string, method: string, path: string, body?: unknown): Promise<Reply> {
-  const response = await fetch(baseUrl + path, {
+  const response = await send(baseUrl + path, {
     method,
     headers: { authorization: `Bearer ${CLUSTER_MASTER_KEY}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -35,7 +45,7 @@ export async function adminCall(baseUrl: string, method: string, path: string, b
 }
 
 export async function keyCall(baseUrl: string, key: string, method: string, path: string, body?: unknown): Promise<Reply> {
-  const response = await fetch(baseUrl + path, {
+  const response = await send(baseUrl + path, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
     body: body === undefined ? undefined : JSON.stringify(body),

@@ -68,6 +68,7 @@ export function createHttpProvider(
         signal,
         firstByteMs: target.timeouts.firstByteMs,
         idleMs: target.timeouts.firstByteMs,
+        connectMs: target.timeouts.connectMs,
         provider: adapter.id,
       });
       if (response.statusCode >= 400) throw await readError(adapter, response);

@@ -18,6 +18,8 @@ export interface SendOptions {
   firstByteMs: number;
   /** Longest silence allowed between body chunks. */
   idleMs: number;
+  /** Time allowed to open the connection (TCP + TLS); the client's default when absent. */
+  connectMs?: number;
   provider: string;
 }
 
@@ -30,17 +32,28 @@ export interface UpstreamClientOptions {
 }
 
 export function createUpstreamClient(options: UpstreamClientOptions = {}): UpstreamClient {
-  const agent = new Agent({
-    connections: options.connectionsPerOrigin ?? 256,
-    pipelining: 1,
-    keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
-    keepAliveMaxTimeout: 600_000,
-    connect: { timeout: options.connectTimeoutMs ?? 10_000, ...options.connect },
-  });
+  const defaultConnectMs = options.connectTimeoutMs ?? 10_000;
+  const createAgent = (connectMs: number) =>
+    new Agent({
+      connections: options.connectionsPerOrigin ?? 256,
+      pipelining: 1,
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
+      keepAliveMaxTimeout: 600_000,
+      connect: { timeout: connectMs, ...options.connect },
+    });
+  // undici sets the connect timeout per pool, so each distinct deployment connect timeout gets its
+  // own keep-alive agent (there are a handful at most).
+  const agents = new Map<number, Agent>([[defaultConnectMs, createAgent(defaultConnectMs)]]);
+  const agentFor = (connectMs: number | undefined) => {
+    const key = connectMs ?? defaultConnectMs;
+    let agent = agents.get(key);
+    if (!agent) agents.set(key, (agent = createAgent(key)));
+    return agent;
+  };
   return {
     async send(request, sendOptions) {
       try {
-        return await agent.request({
+        return await agentFor(sendOptions.connectMs).request({
           origin: new URL(request.url).origin,
           path: pathOf(request.url),
           method: request.method,
@@ -54,7 +67,9 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
         throw toUpstreamError(error, sendOptions.provider, sendOptions.signal);
       }
     },
-    close: () => agent.close(),
+    close: async () => {
+      await Promise.all([...agents.values()].map((agent) => agent.close()));
+    },
   };
 }
 

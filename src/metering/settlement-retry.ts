@@ -1,0 +1,90 @@
+import type { SpendAccount, SpendGate } from './spend-gate.js';
+
+/** A gate write that failed while the store was away, to be replayed when it is back. */
+export type DeferredGateWrite =
+  | { kind: 'settle'; reservationId: string; accounts: readonly SpendAccount[]; actualNanos: number }
+  | { kind: 'release'; reservationId: string };
+
+export interface SettlementRetry {
+  defer(write: DeferredGateWrite): void;
+  /** Replays what is queued now; stops at the first failure (the store is still away). */
+  replay(): Promise<void>;
+  readonly pending: number;
+  /** Stops the timer after one last replay; what still fails is reported as lost. */
+  close(): Promise<void>;
+}
+
+export interface SettlementRetryOptions {
+  gate: SpendGate;
+  intervalMs?: number;
+  /** Past this many queued writes the oldest are dropped (and reported). */
+  maxPending?: number;
+  onError?: (error: unknown, context: string) => void;
+}
+
+/**
+ * When the spend store (Redis) is away, a call that already ran cannot settle: its cost is in the
+ * ledger (SQL), but the shared counter would miss it and its hold would linger until the sweeper.
+ * This queue replays those writes once the store is back. A replayed settlement applies only while
+ * the hold still exists (`onlyIfHeld`): a settlement whose reply was lost but which did land, or a
+ * counter that was re-seeded from the ledger after Redis lost its data, is not counted twice.
+ * Releases are idempotent. A hold outlives its deadline by an hour, so an outage shorter than the
+ * reservation TTL loses nothing; past that the sweeper has released the hold and the counter stays
+ * short of the ledger until the period rolls over (docs/deployment.md).
+ */
+export function createSettlementRetry(options: SettlementRetryOptions): SettlementRetry {
+  const { gate } = options;
+  const maxPending = options.maxPending ?? 100_000;
+  const report = options.onError ?? (() => {});
+  let queue: DeferredGateWrite[] = [];
+  let running: Promise<void> | undefined;
+
+  async function apply(write: DeferredGateWrite): Promise<void> {
+    if (write.kind === 'settle') await gate.settle(write.reservationId, write.accounts, write.actualNanos, { onlyIfHeld: true });
+    else await gate.release(write.reservationId);
+  }
+
+  async function drain(): Promise<void> {
+    while (queue.length > 0) {
+      const write = queue[0];
+      try {
+        await apply(write);
+      } catch (error) {
+        report(error, `spend store still unavailable; ${queue.length} settlement(s) wait`);
+        return;
+      }
+      // Only drop it if it is still at the front (a drop for overflow may have shifted the queue).
+      if (queue[0] === write) queue.shift();
+    }
+  }
+
+  function replay(): Promise<void> {
+    if (!running) running = drain().finally(() => (running = undefined));
+    return running;
+  }
+
+  const timer = setInterval(() => {
+    if (queue.length > 0) void replay();
+  }, options.intervalMs ?? 1000);
+  timer.unref();
+
+  return {
+    defer(write) {
+      queue.push(write);
+      if (queue.length > maxPending) {
+        const dropped = queue.length - maxPending;
+        queue = queue.slice(dropped);
+        report(new Error(`${dropped} deferred settlement(s) dropped`), 'settlement queue full');
+      }
+    },
+    replay,
+    get pending() {
+      return queue.length;
+    },
+    async close() {
+      clearInterval(timer);
+      await replay();
+      if (queue.length > 0) report(new Error(`${queue.length} settlement(s) not replayed`), 'spend counters short of the ledger');
+    },
+  };
+}
