@@ -61,6 +61,10 @@ async function openPostgres(url: string): Promise<DatabaseHandle> {
   });
   // A dropped connection must not crash the process; queries on it fail and the pool reconnects.
   pool.on('error', () => {});
+  // pg-pool listens for a client's errors only while it is idle: one that drops while checked out (a
+  // transaction between statements) would emit an unhandled 'error' and end the process. Its query
+  // fails on its own, and the pool discards the broken client on release.
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,

@@ -19,6 +19,8 @@ export interface KeyAuthenticatorOptions {
   changes: ChangeFeed;
   /** Safety net only: entries are dropped on change notices at once; this bounds staleness if a notice is lost. */
   cacheTtlMs?: number;
+  /** Longest wait for the shared change version before the cache is bypassed for this call. */
+  versionTimeoutMs?: number;
   now?: () => number;
 }
 
@@ -28,15 +30,42 @@ const rejected = () =>
 interface CacheEntry {
   context: AuthContext | undefined;
   expiresAt: number;
+  /** The shared change version read before the entry was loaded (undefined with a local feed). */
+  version: string | undefined;
 }
+
+/** Read, but not trusted: the shared version could not be read, so the store is asked. */
+const UNKNOWN = Symbol('unknown version');
 
 /**
  * Serves key lookups from memory (the hot path never queries the database for a known key) and
  * drops entries the moment a change notice names their key, team or org — on every instance when
- * the change feed is Redis.
+ * the change feed is Redis. With a shared feed, each call also reads the feed's version (one Redis
+ * GET) and trusts only entries loaded under the current version: a revocation acknowledged on one
+ * instance is seen by the next call on any other, even before its pub/sub notice arrives. When the
+ * version cannot be read (Redis away) the cache is bypassed and the database answers.
  */
 export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAuthenticator {
   const ttlMs = options.cacheTtlMs ?? 30_000;
+  const versionTimeoutMs = options.versionTimeoutMs ?? 500;
+  const readVersion = options.changes.version?.bind(options.changes);
+
+  async function currentVersion(): Promise<string | undefined | typeof UNKNOWN> {
+    if (!readVersion) return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        readVersion(),
+        new Promise<typeof UNKNOWN>((resolve) => {
+          timer = setTimeout(() => resolve(UNKNOWN), versionTimeoutMs);
+        }),
+      ]);
+    } catch {
+      return UNKNOWN;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
   const now = options.now ?? Date.now;
   const byHash = new Map<string, CacheEntry>();
   const lastUsed = new Map<string, number>();
@@ -75,17 +104,20 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       if (!token || !looksLikeVirtualKey(token)) throw rejected();
       const hash = hashVirtualKey(token, options.hashKey);
       const time = now();
+      const version = await currentVersion();
       let entry = byHash.get(hash);
-      if (!entry || entry.expiresAt <= time) {
+      if (!entry || entry.expiresAt <= time || entry.version !== version) {
         let context: AuthContext | undefined;
         try {
           context = await load(hash);
         } catch (error) {
           throw new GatewayError('service_unavailable', 'The key store is unavailable; retry shortly.', { cause: error });
         }
-        entry = { context, expiresAt: time + (context ? ttlMs : Math.min(ttlMs, 5_000)) };
-        if (byHash.size > 100_000) byHash.clear();
-        byHash.set(hash, entry);
+        entry = { context, expiresAt: time + (context ? ttlMs : Math.min(ttlMs, 5_000)), version: version === UNKNOWN ? undefined : version };
+        if (version !== UNKNOWN) {
+          if (byHash.size > 100_000) byHash.clear();
+          byHash.set(hash, entry);
+        }
       }
       if (!entry.context) throw rejected();
       return entry.context;

@@ -16,6 +16,12 @@ export type ChangeListener = (notice: ChangeNotice) => void;
 
 export interface ChangeFeed {
   publish(notice: ChangeNotice): Promise<void>;
+  /**
+   * Shared feeds only: a counter in the store that every publish bumps before its notice goes out.
+   * A reader that sees it move knows something changed even if the notice has not reached it yet,
+   * which is what makes "rejected on the very next call" exact across instances.
+   */
+  version?(): Promise<string>;
   subscribe(listener: ChangeListener): () => void;
   close(): Promise<void>;
 }
@@ -37,6 +43,7 @@ export function createLocalChangeFeed(): ChangeFeed {
 }
 
 const CHANNEL = 'gw:changes';
+const VERSION_KEY = 'gw:changes:version';
 
 /**
  * Redis pub/sub. `subscriber` must be a dedicated connection. When the subscription is lost and
@@ -73,7 +80,13 @@ export function createRedisChangeFeed(publisher: Redis, subscriber: Redis): Chan
     async publish(notice) {
       // The publishing instance applies the change locally at once, whatever Redis does.
       deliver(notice);
-      await publisher.publish(CHANNEL, JSON.stringify(notice));
+      // One transaction: whoever reads the new version can also rely on the notice having been sent.
+      const results = await publisher.multi().incr(VERSION_KEY).publish(CHANNEL, JSON.stringify(notice)).exec();
+      const failed = results?.find(([error]) => error);
+      if (failed) throw failed[0];
+    },
+    async version() {
+      return (await publisher.get(VERSION_KEY)) ?? '0';
     },
     subscribe(listener) {
       listeners.add(listener);

@@ -32,3 +32,34 @@ export function createPerOrgCache<T>(load: (orgId: string) => Promise<T>, option
     changed: (orgId) => options.changes.publish({ kind: 'org', id: orgId }),
   };
 }
+
+/** The write methods of an org-scoped definition store. */
+export interface OrgScopedWrites<Created, Patch, Record> {
+  create(input: Created & { orgId: string }): Promise<Record>;
+  update(orgId: string, id: string, patch: Patch): Promise<Record | undefined>;
+  delete(orgId: string, id: string): Promise<boolean>;
+}
+
+/** Wraps a store's writes so each one announces that the org's cached definitions changed. */
+export function announceOrgWrites<Created, Patch, Record>(
+  store: OrgScopedWrites<Created, Patch, Record>,
+  cache: PerOrgCache<unknown>,
+): OrgScopedWrites<Created, Patch, Record> {
+  return {
+    async create(input) {
+      const created = await store.create(input);
+      await cache.changed(input.orgId);
+      return created;
+    },
+    async update(orgId, id, patch) {
+      const updated = await store.update(orgId, id, patch);
+      await cache.changed(orgId);
+      return updated;
+    },
+    async delete(orgId, id) {
+      const deleted = await store.delete(orgId, id);
+      await cache.changed(orgId);
+      return deleted;
+    },
+  };
+}

@@ -28,9 +28,9 @@ export interface SettlementRetryOptions {
  * This queue replays those writes once the store is back. A replayed settlement applies only while
  * the hold still exists (`onlyIfHeld`): a settlement whose reply was lost but which did land, or a
  * counter that was re-seeded from the ledger after Redis lost its data, is not counted twice.
- * Releases are idempotent. A hold outlives its deadline by an hour, so an outage shorter than the
- * reservation TTL loses nothing; past that the sweeper has released the hold and the counter stays
- * short of the ledger until the period rolls over (docs/deployment.md).
+ * Releases are idempotent. An outage shorter than the reservation TTL loses nothing; past that the
+ * sweeper has released the hold, the replay is skipped and the counter stays short of the ledger
+ * (docs/deployment.md, "Failure of Redis or Postgres").
  */
 export function createSettlementRetry(options: SettlementRetryOptions): SettlementRetry {
   const { gate } = options;

@@ -154,7 +154,6 @@ describe('Postgres goes away mid-traffic and comes back', { skip }, () => {
     gateway = await spawnClusterMember(environment);
   });
   after(async () => {
-    console.log('DEBUG', gateway?.output().slice(-4000));
     await gateway?.stop('SIGKILL');
     await relay?.close();
   });

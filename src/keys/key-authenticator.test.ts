@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ChangeFeed } from '../lib/change-feed.js';
+import type { TenancyStore } from '../tenancy/tenancy-store.js';
+import { createKeyAuthenticator } from './key-authenticator.js';
+import { hashVirtualKey } from './virtual-key-format.js';
+
+const HASH_KEY = Buffer.from('0123456789abcdef0123456789abcdef');
+const TOKEN = 'sk-gw-' + 'K'.repeat(40);
+
+/** A store with one key whose status the test flips, counting lookups. */
+function fakeStore() {
+  const state = { status: 'active', lookups: 0, failing: false };
+  const store = {
+    async findKeyByHash(hash: string) {
+      state.lookups++;
+      if (state.failing) throw new Error('database away');
+      if (hash !== hashVirtualKey(TOKEN, HASH_KEY)) return undefined;
+      return { id: 'key-1', orgId: 'org-1', teamId: null, status: state.status };
+    },
+    async getOrganization(id: string) {
+      return { id };
+    },
+    async getTeam() {
+      return undefined;
+    },
+    async touchKeys() {},
+  } as unknown as TenancyStore;
+  return { store, state };
+}
+
+/** A shared feed whose notices never arrive: only its version moves (a notice still in flight). */
+function silentSharedFeed() {
+  const feed = { current: '0', failing: false };
+  const changes: ChangeFeed = {
+    async publish() {},
+    subscribe: () => () => {},
+    async close() {},
+    async version() {
+      if (feed.failing) throw new Error('redis away');
+      return feed.current;
+    },
+  };
+  return { changes, feed };
+}
+
+test('a cached key is re-read as soon as the shared change version moves, before any notice', async () => {
+  const { store, state } = fakeStore();
+  const { changes, feed } = silentSharedFeed();
+  const keys = createKeyAuthenticator({ store, hashKey: HASH_KEY, changes });
+  assert.equal((await keys.authenticate(TOKEN)).key.id, 'key-1');
+  await keys.authenticate(TOKEN);
+  assert.equal(state.lookups, 1, 'served from memory while nothing changed');
+  state.status = 'revoked';
+  feed.current = '1';
+  await assert.rejects(keys.authenticate(TOKEN), { code: 'invalid_api_key' });
+  assert.equal(state.lookups, 2);
+});
+
+test('when the version cannot be read, the cache is bypassed (the database answers)', async () => {
+  const { store, state } = fakeStore();
+  const { changes, feed } = silentSharedFeed();
+  const keys = createKeyAuthenticator({ store, hashKey: HASH_KEY, changes });
+  await keys.authenticate(TOKEN);
+  feed.failing = true;
+  state.status = 'revoked';
+  await assert.rejects(keys.authenticate(TOKEN), { code: 'invalid_api_key' });
+  state.status = 'active';
+  state.failing = true;
+  await assert.rejects(keys.authenticate(TOKEN), { code: 'service_unavailable' });
+});
+
+test('without a shared version (one instance), entries live until a notice or the TTL', async () => {
+  const { store, state } = fakeStore();
+  const changes: ChangeFeed = { async publish() {}, subscribe: () => () => {}, async close() {} };
+  const keys = createKeyAuthenticator({ store, hashKey: HASH_KEY, changes });
+  await keys.authenticate(TOKEN);
+  state.failing = true;
+  assert.equal((await keys.authenticate(TOKEN)).key.id, 'key-1', 'a cached key works while the database is away');
+});
