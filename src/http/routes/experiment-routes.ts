@@ -1,3 +1,4 @@
+import type {} from '@fastify/swagger';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -51,12 +52,12 @@ export function registerExperimentRoutes(app: FastifyInstance, dependencies: Exp
     }
   }
 
-  app.get('/api/admin/experiments', async (request) => {
+  app.get('/api/admin/experiments', { schema: { tags: ['Experiments'], security: [{ bearerAuth: [] }] } }, async (request) => {
     const orgId = await adminOrg(request, queryOrg(request));
     return { object: 'list', data: (await store.list(orgId)).map(toPublicExperiment) };
   });
 
-  app.post('/api/admin/experiments', async (request) => {
+  app.post('/api/admin/experiments', { schema: { tags: ['Experiments'], security: [{ bearerAuth: [] }] } }, async (request) => {
     const body = validateBody(experimentCreateSchema, request.body);
     const orgId = await adminOrg(request, body.org_id);
     if (body.target_kind === 'template') await checkTemplateVariants(orgId, body.target, body.variants);

@@ -1,3 +1,4 @@
+import type {} from '@fastify/swagger';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -64,19 +65,19 @@ export function registerGuardrailRoutes(app: FastifyInstance, dependencies: Guar
     return parsed;
   }
 
-  app.get('/gw/guardrail/list', async (request) => {
+  app.get('/gw/guardrail/list', { schema: { tags: ['Guardrails'], security: [{ bearerAuth: [] }] } }, async (request) => {
     const { org } = await auth.requireKey(request);
     const guardrails = await store.list(org.id);
     return { object: 'list', data: guardrails.map((guardrail) => toPublicGuardrail(guardrail, false)) };
   });
 
-  app.get('/gw/guardrail/info', async (request) => {
+  app.get('/gw/guardrail/info', { schema: { tags: ['Guardrails'], security: [{ bearerAuth: [] }] } }, async (request) => {
     const { org } = await auth.requireKey(request);
     const { guardrail_id } = parseQuery(guardrailIdQuery, request.query);
     return toPublicGuardrail(await found(org.id, guardrail_id), false);
   });
 
-  app.get('/gw/guardrail/logs', async (request) => {
+  app.get('/gw/guardrail/logs', { schema: { tags: ['Guardrails'], security: [{ bearerAuth: [] }] } }, async (request) => {
     const { org } = await auth.requireKey(request);
     const { limit } = parseQuery(logsQuery, request.query);
     await dependencies.logWriter?.flush();
@@ -84,13 +85,13 @@ export function registerGuardrailRoutes(app: FastifyInstance, dependencies: Guar
     return { object: 'list', data: entries.map(toPublicLog) };
   });
 
-  app.get('/api/admin/guardrails', async (request) => {
+  app.get('/api/admin/guardrails', { schema: { tags: ['Guardrails'], security: [{ bearerAuth: [] }] } }, async (request) => {
     const { org_id } = parseQuery(orgQuery, request.query);
     const orgId = await adminOrg(request, org_id);
     return { object: 'list', data: (await store.list(orgId)).map((guardrail) => toPublicGuardrail(guardrail, true)) };
   });
 
-  app.post('/api/admin/guardrails', async (request) => {
+  app.post('/api/admin/guardrails', { schema: { tags: ['Guardrails'], security: [{ bearerAuth: [] }] } }, async (request) => {
     const body = validateBody(guardrailCreateSchema, request.body);
     const orgId = await adminOrg(request, body.org_id);
     const config = await checkConfig(body.kind, body.config);

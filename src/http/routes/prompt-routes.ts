@@ -1,3 +1,4 @@
+import type {} from '@fastify/swagger';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { GatewayError } from '../../errors/gateway-error.js';
@@ -42,12 +43,12 @@ export function registerPromptRoutes(app: FastifyInstance, dependencies: PromptR
     return template;
   }
 
-  app.get('/gw/prompt/list', async (request) => {
+  app.get('/gw/prompt/list', { schema: { tags: ['Prompts'], security: [{ bearerAuth: [] }] } }, async (request) => {
     const { org } = await auth.requireKey(request);
     return { object: 'list', data: (await store.list(org.id)).map((template) => toPublicTemplate(template, org.settings.defaultPromptTemplateId)) };
   });
 
-  app.get('/gw/prompt/info', async (request) => {
+  app.get('/gw/prompt/info', { schema: { tags: ['Prompts'], security: [{ bearerAuth: [] }] } }, async (request) => {
     const { org } = await auth.requireKey(request);
     const { prompt_id } = parseQuery(promptIdQuery, request.query);
     const template = await found(org.id, prompt_id);
@@ -55,7 +56,7 @@ export function registerPromptRoutes(app: FastifyInstance, dependencies: PromptR
     return { ...toPublicTemplate(template, org.settings.defaultPromptTemplateId), versions: versions.map(toPublicVersion) };
   });
 
-  app.get('/gw/prompt/version/diff', async (request) => {
+  app.get('/gw/prompt/version/diff', { schema: { tags: ['Prompts'], security: [{ bearerAuth: [] }] } }, async (request) => {
     const { org } = await auth.requireKey(request);
     const { prompt_id, v1, v2 } = parseQuery(diffQuery, request.query);
     const template = await found(org.id, prompt_id);
@@ -65,13 +66,13 @@ export function registerPromptRoutes(app: FastifyInstance, dependencies: PromptR
     return { object: 'prompt.diff', prompt_id: template.id, v1, v2, diff: diffTemplateVersions(template.name, from, to) };
   });
 
-  app.get('/api/admin/prompts', async (request) => {
+  app.get('/api/admin/prompts', { schema: { tags: ['Prompts'], security: [{ bearerAuth: [] }] } }, async (request) => {
     const { org_id } = parseQuery(orgQuery, request.query);
     const orgId = await adminOrg(request, org_id);
     return { object: 'list', data: (await store.list(orgId)).map((template) => toPublicTemplate(template, null)) };
   });
 
-  app.post('/api/admin/prompts', async (request) => {
+  app.post('/api/admin/prompts', { schema: { tags: ['Prompts'], security: [{ bearerAuth: [] }] } }, async (request) => {
     const body = validateBody(templateCreateSchema, request.body);
     const first = validateBody(templateVersionSchema, { messages: body.messages, model: body.model, parameters: body.parameters });
     const orgId = await adminOrg(request, body.org_id);
