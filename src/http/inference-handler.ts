@@ -47,6 +47,7 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
     let auth: AuthContext | undefined;
     let model: string | undefined;
     let stream = false;
+    let user: string | undefined;
     const controller = new AbortController();
     const onClose = () => {
       if (!reply.raw.writableFinished) controller.abort(new GatewayError('invalid_request', 'The client closed the connection.'));
@@ -78,6 +79,7 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
       if (!model) throw new GatewayError('invalid_request', "Missing required parameter: 'model'.", { param: 'model' });
       checkModelAccess(auth, model, operation, dependencies.models);
       stream = body.stream === true;
+      user = (body.user as string | undefined) ?? undefined;
       dependencies.keys.markUsed(auth.key.id);
       if (options.identityHeaders) {
         record.headers['x-gw-org-id'] = auth.org.id;
@@ -91,7 +93,7 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
         request: body.model === model ? body : { ...body, model },
         stream,
         includeUsage: stream && (body.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true,
-        user: (body.user as string | undefined) ?? undefined,
+        user,
         signal: controller.signal,
         startedAt,
         files,
@@ -116,7 +118,7 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
       clearTimeout(timer);
       reply.raw.off('close', onClose);
       dependencies.inflight.done();
-      recordRequest(dependencies.recorder, request.id, operation, auth, model, record, status, startedAt, stream);
+      recordRequest(dependencies.recorder, request.id, operation, auth, model, user, record, status, startedAt, stream);
     }
   };
 }
@@ -163,6 +165,7 @@ function recordRequest(
   operation: Operation,
   auth: AuthContext | undefined,
   model: string | undefined,
+  user: string | undefined,
   record: CallRecord,
   status: number,
   startedAt: number,
@@ -180,7 +183,7 @@ function recordRequest(
     key_id: auth?.key.id ?? null,
     key_alias: auth?.key.alias ?? null,
     team_id: auth?.team?.id ?? null,
-    user: null,
+    user: user ?? null,
     model: model ?? null,
     operation,
     status: record.errorCode && status === 200 ? 500 : status,
