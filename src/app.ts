@@ -293,7 +293,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
 
   registerInferenceRoutes(
     server,
-    { keys, models, recorder, requestTimeoutMs: config.requestTimeoutMs, inflight },
+    { keys, models, recorder, requestTimeoutMs: config.requestTimeoutMs, inflight, logMessageContents: config.logMessageContents },
     { pipelines, defaultModels: { moderation: firstModelFor('moderation'), image_edit: firstModelFor('image_edit') } },
   );
   registerModelRoutes(server, { keys, catalog, changes });
@@ -311,7 +311,8 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   registerDashboardUsageRoutes(server, {
     auth: managementAuth,
     usage: createUsageReport(database.db),
-    requestLog: createRequestLogQuery(database.db, { includeContents: config.logMessageContents }),
+    // Contents are in the log only for calls recorded while content logging was on (globally or for the org).
+    requestLog: createRequestLogQuery(database.db, { includeContents: true }),
   });
   registerSystemRoutes(server, {
     readinessChecks: {

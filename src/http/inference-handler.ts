@@ -30,6 +30,8 @@ export interface InferenceDependencies {
   models: ModelDirectory;
   recorder: RequestRecorder;
   requestTimeoutMs: number;
+  /** Record request and response text in the request log for every org (orgs can also opt in themselves). */
+  logMessageContents: boolean;
   /** Tracks in-flight calls for graceful shutdown. */
   inflight: { add(): void; done(): void };
 }
@@ -48,6 +50,7 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
     let model: string | undefined;
     let stream = false;
     let user: string | undefined;
+    let contents: Record<string, unknown> | undefined;
     const controller = new AbortController();
     const onClose = () => {
       if (!reply.raw.writableFinished) controller.abort(new GatewayError('invalid_request', 'The client closed the connection.'));
@@ -80,6 +83,7 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
       checkModelAccess(auth, model, operation, dependencies.models);
       stream = body.stream === true;
       user = (body.user as string | undefined) ?? undefined;
+      if (dependencies.logMessageContents || auth.org.settings.logMessageContents) contents = requestContents(body);
       dependencies.keys.markUsed(auth.key.id);
       if (options.identityHeaders) {
         record.headers['x-gw-org-id'] = auth.org.id;
@@ -105,6 +109,7 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
         await sendStream(reply, call, outcome, startedAt);
       } else {
         sendOutcome(reply, record, outcome, startedAt);
+        if (contents && outcome.kind === 'json') contents.response = responseText(outcome.body);
       }
     } catch (error) {
       const gatewayError = error instanceof GatewayError ? error : undefined;
@@ -118,9 +123,29 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
       clearTimeout(timer);
       reply.raw.off('close', onClose);
       dependencies.inflight.done();
-      recordRequest(dependencies.recorder, request.id, operation, auth, model, user, record, status, startedAt, stream);
+      recordRequest(dependencies.recorder, request.id, operation, auth, model, user, record, status, startedAt, stream, contents);
     }
   };
+}
+
+const CONTENT_LIMIT_CHARS = 32_768;
+
+/** Text worth logging from a request, only when content logging is on; long values are cut. */
+function requestContents(body: Record<string, unknown>): Record<string, unknown> {
+  const contents: Record<string, unknown> = {};
+  for (const field of ['messages', 'prompt', 'input', 'query'] as const) {
+    if (body[field] === undefined) continue;
+    const text = JSON.stringify(body[field]);
+    contents[field] = text.length > CONTENT_LIMIT_CHARS ? `${text.slice(0, CONTENT_LIMIT_CHARS)}…` : body[field];
+  }
+  return contents;
+}
+
+function responseText(body: unknown): string | undefined {
+  const choices = (body as { choices?: Array<{ message?: { content?: unknown }; text?: unknown }> } | undefined)?.choices;
+  if (!choices?.length) return undefined;
+  const text = choices.map((choice) => String(choice.message?.content ?? choice.text ?? '')).join('\n');
+  return text.length > CONTENT_LIMIT_CHARS ? `${text.slice(0, CONTENT_LIMIT_CHARS)}…` : text;
 }
 
 function latencyHeader(startedAt: number): string {
@@ -170,6 +195,7 @@ function recordRequest(
   status: number,
   startedAt: number,
   stream: boolean,
+  contents: Record<string, unknown> | undefined,
 ): void {
   const totals = record.usage ? usageTotals(record.usage) : { promptTokens: 0, completionTokens: 0 };
   const details: Record<string, unknown> = {};
@@ -177,6 +203,7 @@ function recordRequest(
   if (record.abVariant !== undefined) details.ab_variant = record.abVariant;
   if (record.guardrailsTriggered?.length) details.guardrails_triggered = record.guardrailsTriggered;
   if (record.unpriced) details.unpriced = true;
+  if (contents) Object.assign(details, contents);
   recorder.record({
     request_id: requestId,
     org_id: auth?.org.id ?? null,
