@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { countTokens } from 'gpt-tokenizer';
+import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
 import type { Config } from './config/config-schema.js';
 import { createDatabase, type DatabaseHandle } from './db/create-database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -180,6 +180,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   // Credits, budgets, spend and rate limits (docs/money.md, docs/rate-limits.md).
   const metering = await createMetering({
     db: database.db,
+    bulkInsert: database.bulkInsert,
     redis,
     events,
     changes,
@@ -205,7 +206,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     capacity: createDeploymentCapacity(metering.counters),
   });
 
-  const recorder = createSqlRequestRecorder(database.db, {
+  const recorder = createSqlRequestRecorder(database.bulkInsert, {
     intervalMs: config.logFlushIntervalMs,
     batchSize: config.logBatchSize,
     onError: (error) => logger.error({ err: error }, 'request log write failed; will retry'),

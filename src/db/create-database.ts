@@ -1,11 +1,14 @@
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
+import { createKyselyBulkInserter, createSqliteWorkerBulkInserter, type BulkInsert } from './bulk-insert.js';
 
 export type DatabaseDialect = 'sqlite' | 'postgres';
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
   dialect: DatabaseDialect;
+  /** Batched appends (logs, ledger), off the event loop for the embedded SQLite file. */
+  bulkInsert: BulkInsert;
   /** True when the database answers a trivial query (readiness). */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -35,11 +38,17 @@ async function openSqlite(path: string): Promise<DatabaseHandle> {
   connection.pragma('busy_timeout = 5000');
   connection.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
+  // ':memory:' cannot be shared with a second connection, so it keeps inserts on the main one.
+  const inserter = path === ':memory:' || path === '' ? createKyselyBulkInserter(db) : createSqliteWorkerBulkInserter(path);
   return {
     db,
     dialect: 'sqlite',
+    bulkInsert: inserter.insert,
     ping: () => pingWith(db),
-    close: () => db.destroy(),
+    close: async () => {
+      await inserter.close();
+      await db.destroy();
+    },
   };
 }
 
@@ -69,6 +78,7 @@ async function openPostgres(url: string): Promise<DatabaseHandle> {
   return {
     db,
     dialect: 'postgres',
+    bulkInsert: createKyselyBulkInserter(db).insert,
     ping: () => pingWith(db),
     close: () => db.destroy(),
   };

@@ -67,17 +67,19 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     }
   }
   const now = options.now ?? Date.now;
-  const byHash = new Map<string, CacheEntry>();
+  // Keyed by the presented token, so a cached key costs no HMAC; the token is in memory for the
+  // request anyway, and entries never leave the process.
+  const byToken = new Map<string, CacheEntry>();
   const lastUsed = new Map<string, number>();
 
   const unsubscribe = options.changes.subscribe((notice) => {
-    if (notice.kind === 'all') return byHash.clear();
+    if (notice.kind === 'all') return byToken.clear();
     if (notice.kind !== 'key' && notice.kind !== 'org' && notice.kind !== 'team') return;
-    for (const [hash, entry] of byHash) {
+    for (const [token, entry] of byToken) {
       const context = entry.context;
       if (!context) {
         // Negative entries are dropped on any key change: a key may have just been created.
-        if (notice.kind === 'key') byHash.delete(hash);
+        if (notice.kind === 'key') byToken.delete(token);
         continue;
       }
       if (
@@ -85,7 +87,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
         (notice.kind === 'org' && context.org.id === notice.id) ||
         (notice.kind === 'team' && context.team?.id === notice.id)
       ) {
-        byHash.delete(hash);
+        byToken.delete(token);
       }
     }
   });
@@ -102,21 +104,20 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
   return {
     async authenticate(token) {
       if (!token || !looksLikeVirtualKey(token)) throw rejected();
-      const hash = hashVirtualKey(token, options.hashKey);
       const time = now();
       const version = await currentVersion();
-      let entry = byHash.get(hash);
+      let entry = byToken.get(token);
       if (!entry || entry.expiresAt <= time || entry.version !== version) {
         let context: AuthContext | undefined;
         try {
-          context = await load(hash);
+          context = await load(hashVirtualKey(token, options.hashKey));
         } catch (error) {
           throw new GatewayError('service_unavailable', 'The key store is unavailable; retry shortly.', { cause: error });
         }
         entry = { context, expiresAt: time + (context ? ttlMs : Math.min(ttlMs, 5_000)), version: version === UNKNOWN ? undefined : version };
         if (version !== UNKNOWN) {
-          if (byHash.size > 100_000) byHash.clear();
-          byHash.set(hash, entry);
+          if (byToken.size > 100_000) byToken.clear();
+          byToken.set(token, entry);
         }
       }
       if (!entry.context) throw rejected();

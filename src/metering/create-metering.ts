@@ -1,3 +1,4 @@
+import type { BulkInsert } from '../db/bulk-insert.js';
 import type { Kysely } from 'kysely';
 import type { Redis } from 'ioredis';
 import type { Database } from '../db/schema.js';
@@ -26,6 +27,8 @@ import { createTokenCounter, type TokenCounter } from './token-counter.js';
 
 export interface MeteringOptions {
   db: Kysely<Database>;
+  /** Batched appends for the spend ledger (off the event loop for SQLite). */
+  bulkInsert?: BulkInsert;
   /** Shared counters for several instances; in-process when absent. */
   redis?: Redis;
   /** Key prefix in Redis (tests use a unique one). */
@@ -80,6 +83,7 @@ export async function createMetering(options: MeteringOptions): Promise<Metering
   const counters = options.redis ? createRedisCounterStore({ redis: options.redis, prefix: `${prefix}rl:` }) : createMemoryCounterStore();
   const ledger = createSqlSpendLedger({
     db: options.db,
+    bulkInsert: options.bulkInsert,
     intervalMs: options.ledgerFlushIntervalMs,
     batchSize: options.ledgerBatchSize,
     onError: (error) => report(error, 'spend ledger write failed; will retry'),

@@ -37,6 +37,10 @@ function positiveInt(value: unknown): number | undefined {
 
 /** Prompt tokens of a token-billed request (chat, completion, embedding); 0 for other operations. */
 export function countPromptTokens(call: Pick<GatewayCall, 'operation' | 'request'>, counter: TokenCounter): number {
+  return counter.once(call.request, () => countBodyTokens(call, counter));
+}
+
+function countBodyTokens(call: Pick<GatewayCall, 'operation' | 'request'>, counter: TokenCounter): number {
   const body = call.request as Body;
   switch (call.operation) {
     case 'chat':

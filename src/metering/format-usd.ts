@@ -33,6 +33,17 @@ export function parseUsdNanos(amount: string): number {
 
 /** `"0.15"` → 150_000_000_000n pico-USD (prices carry at most 12 decimals, see model-price.ts). */
 export function parseUsdPico(amount: string): bigint {
+  // Prices are a handful of distinct strings, parsed on every metered call: remember them.
+  const known = PICO_CACHE.get(amount);
+  if (known !== undefined) return known;
+  const parsed = parseUsdPicoUncached(amount);
+  if (PICO_CACHE.size < 10_000) PICO_CACHE.set(amount, parsed);
+  return parsed;
+}
+
+const PICO_CACHE = new Map<string, bigint>();
+
+function parseUsdPicoUncached(amount: string): bigint {
   const match = USD_PATTERN.exec(amount);
   if (!match) throw new RangeError(`not a USD decimal amount: "${amount}"`);
   return BigInt(match[1]) * 1_000_000_000_000n + BigInt((match[2] ?? '').padEnd(12, '0'));

@@ -1,3 +1,4 @@
+import type { BulkInsert } from '../db/bulk-insert.js';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { createBatchWriter, type BatchWriter } from '../lib/batch-writer.js';
@@ -41,6 +42,8 @@ export interface SpendLedger {
 
 export interface SqlSpendLedgerOptions {
   db: Kysely<Database>;
+  /** Batched appends (off the event loop for SQLite); plain Kysely inserts when absent. */
+  bulkInsert?: BulkInsert;
   intervalMs?: number;
   batchSize?: number;
   onError?: (error: unknown) => void;
@@ -53,10 +56,7 @@ export function createSqlSpendLedger(options: SqlSpendLedgerOptions): SpendLedge
     maxBatch: options.batchSize ?? 500,
     onError: (error) => options.onError?.(error),
     async write(entries) {
-      await db
-        .insertInto('spend_ledger')
-        .values(
-          entries.map((entry) => ({
+      const rows = entries.map((entry) => ({
             id: newId(),
             request_id: entry.requestId,
             org_id: entry.orgId,
@@ -70,11 +70,10 @@ export function createSqlSpendLedger(options: SqlSpendLedgerOptions): SpendLedge
             cost_nanos: entry.costNanos,
             unpriced: entry.unpriced ? 1 : 0,
             created_at: entry.createdAt,
-          })),
-        )
-        // A retried batch after a partial failure must not be rejected whole by the unique request id.
-        .onConflict((conflict) => conflict.column('request_id').doNothing())
-        .execute();
+          }));
+      // A retried batch after a partial failure must not be rejected whole by the unique request id.
+      if (options.bulkInsert) await options.bulkInsert('spend_ledger', rows, { ignoreConflicts: true });
+      else await db.insertInto('spend_ledger').values(rows).onConflict((conflict) => conflict.column('request_id').doNothing()).execute();
     },
   });
 

@@ -1,9 +1,11 @@
-import { countTokens } from 'gpt-tokenizer';
+import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
 
 /**
- * Prompt token counts for credit reservations and TPM estimates, with gpt-tokenizer's o200k_base
- * encoding (exact for current OpenAI models, a close estimate for others — good enough for a hold
- * that is settled from the upstream's own count). Tokenizing is the most expensive step of metering,
+ * Prompt token counts for credit reservations and TPM estimates, with gpt-tokenizer's cl100k_base
+ * encoding: a real BPE count, a close estimate for every current model (o200k models usually need
+ * a few percent fewer tokens, so the hold errs high) and good enough for a hold that is settled from
+ * the upstream's own count. cl100k's tables take about 30 MB less memory than o200k's, and gw loads
+ * exactly one encoding. Tokenizing is the most expensive step of metering,
  * so counts of longer strings (system prompts, tool schemas repeated on every call) are kept in a
  * small LRU map owned by the counter instance.
  */
@@ -11,6 +13,11 @@ export interface TokenCounter {
   count(text: string): number;
   /** Messages as the chat API sends them: contents, names, tool calls, plus per-message overhead. */
   countMessages(messages: ReadonlyArray<Record<string, unknown>>, tools?: unknown): number;
+  /**
+   * The prompt count of one request body, computed once: the rate limiter and the meter both need
+   * it, and stages pass the same body object along unless they change it.
+   */
+  once(request: object, compute: () => number): number;
 }
 
 export interface TokenCounterOptions {
@@ -72,5 +79,12 @@ export function createTokenCounter(options: TokenCounterOptions = {}): TokenCoun
     return total;
   }
 
-  return { count, countMessages };
+  const perRequest = new WeakMap<object, number>();
+  function once(request: object, compute: () => number): number {
+    let tokens = perRequest.get(request);
+    if (tokens === undefined) perRequest.set(request, (tokens = compute()));
+    return tokens;
+  }
+
+  return { count, countMessages, once };
 }

@@ -1,5 +1,5 @@
-import type { Kysely } from 'kysely';
-import type { Database, RequestLogTable } from '../db/schema.js';
+import type { BulkInsert } from '../db/bulk-insert.js';
+import type { RequestLogTable } from '../db/schema.js';
 import { createBatchWriter, type BatchWriter } from '../lib/batch-writer.js';
 import { newId } from '../lib/ids.js';
 
@@ -25,13 +25,13 @@ export interface RequestRecorderOptions {
   onError?(error: unknown): void;
 }
 
-export function createSqlRequestRecorder(db: Kysely<Database>, options: RequestRecorderOptions): RequestRecorder {
+export function createSqlRequestRecorder(bulkInsert: BulkInsert, options: RequestRecorderOptions): RequestRecorder {
   const listeners = new Set<RequestListener>();
   const writer: BatchWriter<RequestLogTable> = createBatchWriter({
     intervalMs: options.intervalMs,
     maxBatch: options.batchSize,
     write: async (rows) => {
-      await db.insertInto('request_log').values(rows).execute();
+      await bulkInsert('request_log', rows);
     },
     onError: (error) => options.onError?.(error),
   });

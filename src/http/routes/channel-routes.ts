@@ -17,7 +17,9 @@ import {
 } from '../../alerts/parse-channel-input.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { SsrfGuard } from '../../lib/ssrf-guard.js';
-import { type ManagementAuth, orgScopeOf } from '../management-auth.js';
+import type { ManagementAuth } from '../management-auth.js';
+import { limitQuery, parseQuery } from '../parse-query.js';
+import { createAdminOrgResolver, orgIdQuery } from '../resolve-admin-org.js';
 import { validateBody } from '../validate-body.js';
 
 export interface ChannelRouteDependencies {
@@ -34,8 +36,7 @@ export interface ChannelRouteDependencies {
 /** Bounds an org's fan-out: every event reaches at most this many channels. */
 export const MAX_CHANNELS_PER_ORG = 100;
 
-const limitQuerySchema = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) });
-const adminOrgQuerySchema = z.object({ org_id: z.string().min(1).optional() });
+const limitQuerySchema = limitQuery(500, 50);
 const routeBodySchema = z.object({
   event_kind: eventKindSchema.default('budget.threshold'),
   /** A fraction (0.8) or a percentage (80) of the budget; null or absent = every threshold. */
@@ -48,14 +49,6 @@ type IdParams = { Params: { id: string } };
 
 function notFound(id: string): GatewayError {
   return new GatewayError('not_found', `No alert channel with id '${id}' in this organization.`, { param: 'channel_id' });
-}
-
-function parseQuery<Schema extends z.ZodType>(schema: Schema, query: unknown): z.infer<Schema> {
-  const result = schema.safeParse(query ?? {});
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const path = issue.path.map(String).join('.');
-  throw new GatewayError('invalid_request', `Invalid value for '${path}': ${issue.message}.`, { param: path });
 }
 
 /**
@@ -90,11 +83,7 @@ export function registerChannelRoutes(app: FastifyInstance, dependencies: Channe
     return routesResponse(orgId);
   }
 
-  async function adminOrg(request: FastifyRequest, requested: string | undefined): Promise<string> {
-    const orgId = orgScopeOf(await auth.requireAdmin(request), requested);
-    if (!orgId) throw new GatewayError('invalid_request', "Missing required parameter: 'org_id'.", { param: 'org_id' });
-    return orgId;
-  }
+  const adminOrg = createAdminOrgResolver(auth);
 
   // The test call has no body; clients that still send `Content-Type: application/json` with an empty
   // body must not get a 400, so this scope reads an empty JSON body as "no body".
@@ -181,7 +170,7 @@ export function registerChannelRoutes(app: FastifyInstance, dependencies: Channe
     );
 
     scope.get('/api/admin/alert-routes', { schema: { tags: ['Admin'], summary: 'Alert routes of an org' } }, async (request) => {
-      const { org_id } = parseQuery(adminOrgQuerySchema, request.query);
+      const { org_id } = parseQuery(orgIdQuery, request.query);
       return routesResponse(await adminOrg(request, org_id));
     });
     scope.put('/api/admin/alert-routes', { schema: { tags: ['Admin'], summary: 'Set an alert route of an org' } }, async (request) => {
@@ -189,7 +178,7 @@ export function registerChannelRoutes(app: FastifyInstance, dependencies: Channe
       return putRoute(await adminOrg(request, typeof requested === 'string' ? requested : undefined), request.body);
     });
     scope.get<IdParams>('/api/admin/channels/:id/deliveries', { schema: { tags: ['Admin'], summary: 'Delivery log of an alert channel' } }, async (request) => {
-      const { org_id, limit } = parseQuery(adminOrgQuerySchema.extend(limitQuerySchema.shape), request.query);
+      const { org_id, limit } = parseQuery(orgIdQuery.extend(limitQuerySchema.shape), request.query);
       const orgId = await adminOrg(request, org_id);
       if (!(await channels.get(orgId, request.params.id))) throw notFound(request.params.id);
       return { object: 'list', data: (await deliveryLog.list(orgId, request.params.id, limit)).map(toDeliveryRecord) };

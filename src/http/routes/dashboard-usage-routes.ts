@@ -5,6 +5,8 @@ import type { UsageFilter, UsageReport } from '../../dashboard/usage-report.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { formatUsd } from '../../metering/format-usd.js';
 import { type ManagementAuth, orgScopeOf } from '../management-auth.js';
+import { parseQuery } from '../parse-query.js';
+import { orgIdQuery } from '../resolve-admin-org.js';
 
 export interface DashboardUsageDependencies {
   auth: ManagementAuth;
@@ -37,14 +39,6 @@ const logQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
 });
-
-function parseQuery<Schema extends z.ZodType>(schema: Schema, query: unknown): z.infer<Schema> {
-  const result = schema.safeParse(query ?? {});
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const path = issue.path.map(String).join('.');
-  throw new GatewayError('invalid_request', `Invalid value for '${path}': ${issue.message}.`, { param: path });
-}
 
 /** Bucket width: hourly for ranges up to two days, daily beyond (a chart stays readable either way). */
 function bucketFor(filter: UsageFilter, requested: 'hour' | 'day' | undefined): number {
@@ -115,7 +109,7 @@ export function registerDashboardUsageRoutes(app: FastifyInstance, dependencies:
   });
 
   app.get('/api/admin/usage/keys', { schema: { ...schema, summary: 'Total spend per key' } }, async (request) => {
-    const query = parseQuery(z.object({ org_id: z.string().min(1).optional() }), request.query);
+    const query = parseQuery(orgIdQuery, request.query);
     const orgId = orgScopeOf(await auth.requireAdmin(request), query.org_id);
     const rows = await usage.spendByKey(orgId);
     return { object: 'list', data: rows.map((row) => ({ key_id: row.keyId, cost_nanos: row.costNanos, spend_usd: formatUsd(row.costNanos) })) };

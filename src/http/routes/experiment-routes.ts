@@ -1,13 +1,16 @@
 import type {} from '@fastify/swagger';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { isUniqueViolation } from '../../db/is-unique-violation.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ExperimentStatsRecorder } from '../../experiments/experiment-stats-recorder.js';
 import { type Experiment, experimentCreateSchema, experimentUpdateSchema, type Variant } from '../../experiments/experiment-types.js';
 import type { ExperimentStore } from '../../experiments/sql-experiment-store.js';
 import { formatUsd } from '../../metering/format-usd.js';
 import type { TemplateStore } from '../../templates/sql-template-store.js';
-import { type ManagementAuth, orgScopeOf } from '../management-auth.js';
+import type { ManagementAuth } from '../management-auth.js';
+import { parseQuery } from '../parse-query.js';
+import { createAdminOrgResolver, orgIdQuery } from '../resolve-admin-org.js';
 import { validateBody } from '../validate-body.js';
 
 export interface ExperimentRouteDependencies {
@@ -19,20 +22,12 @@ export interface ExperimentRouteDependencies {
   orgExists?(orgId: string): Promise<boolean>;
 }
 
-const orgQuery = z.object({ org_id: z.string().min(1).optional() });
-
 /** A/B experiments (issue 5): CRUD and per-variant outcome statistics under /api/admin/experiments. */
 export function registerExperimentRoutes(app: FastifyInstance, dependencies: ExperimentRouteDependencies): void {
   const { auth, store } = dependencies;
 
-  async function adminOrg(request: FastifyRequest, requested: string | undefined): Promise<string> {
-    const orgId = orgScopeOf(await auth.requireAdmin(request), requested);
-    if (!orgId) throw new GatewayError('invalid_request', "Missing required parameter: 'org_id'.", { param: 'org_id' });
-    if (dependencies.orgExists && !(await dependencies.orgExists(orgId))) throw new GatewayError('not_found', `No organization '${orgId}'.`, { param: 'org_id' });
-    return orgId;
-  }
-
-  const queryOrg = (request: FastifyRequest) => parseQuery(orgQuery, request.query).org_id;
+  const adminOrg = createAdminOrgResolver(auth, dependencies.orgExists);
+  const queryOrg = (request: FastifyRequest) => parseQuery(orgIdQuery, request.query).org_id;
 
   async function found(orgId: string, id: string): Promise<Experiment> {
     const experiment = await store.get(orgId, id);
@@ -148,16 +143,7 @@ function toPublicExperiment(experiment: Experiment) {
   };
 }
 
-function parseQuery<Schema extends z.ZodType>(schema: Schema, query: unknown): z.infer<Schema> {
-  const result = schema.safeParse(query ?? {});
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const path = issue.path.map(String).join('.');
-  throw new GatewayError('invalid_request', `Invalid value for '${path}': ${issue.message}.`, { param: path });
-}
-
 function duplicateName(error: unknown, name: string): unknown {
-  const text = error instanceof Error ? `${error.message} ${(error as { code?: string }).code ?? ''}` : '';
-  if (/UNIQUE|23505|duplicate key/i.test(text)) return new GatewayError('conflict', `An experiment named '${name}' already exists in this organization.`, { param: 'name' });
+  if (isUniqueViolation(error)) return new GatewayError('conflict', `An experiment named '${name}' already exists in this organization.`, { param: 'name' });
   return error;
 }

@@ -1,11 +1,14 @@
 import type {} from '@fastify/swagger';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { isUniqueViolation } from '../../db/is-unique-violation.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { guardrailCreateSchema, guardrailUpdateSchema, parseGuardrailConfig } from '../../guardrails/guardrail-input-schema.js';
 import type { Guardrail } from '../../guardrails/guardrail-types.js';
 import type { GuardrailLogEntry, GuardrailStore } from '../../guardrails/sql-guardrail-store.js';
-import { type ManagementAuth, orgScopeOf } from '../management-auth.js';
+import type { ManagementAuth } from '../management-auth.js';
+import { limitQuery, parseQuery } from '../parse-query.js';
+import { createAdminOrgResolver, orgIdQuery } from '../resolve-admin-org.js';
 import { validateBody } from '../validate-body.js';
 
 export interface GuardrailRouteDependencies {
@@ -19,8 +22,7 @@ export interface GuardrailRouteDependencies {
 }
 
 const guardrailIdQuery = z.object({ guardrail_id: z.string().min(1) });
-const logsQuery = z.object({ limit: z.coerce.number().int().min(1).max(1000).default(100) });
-const orgQuery = z.object({ org_id: z.string().min(1).optional() });
+const logsQuery = limitQuery(1000, 100);
 
 /**
  * Guardrails (SPEC "Additional authenticated endpoints", issue 5): the org's bearer key reads
@@ -30,12 +32,7 @@ const orgQuery = z.object({ org_id: z.string().min(1).optional() });
 export function registerGuardrailRoutes(app: FastifyInstance, dependencies: GuardrailRouteDependencies): void {
   const { auth, store } = dependencies;
 
-  async function adminOrg(request: FastifyRequest, requested: string | undefined): Promise<string> {
-    const orgId = orgScopeOf(await auth.requireAdmin(request), requested);
-    if (!orgId) throw new GatewayError('invalid_request', "Missing required parameter: 'org_id'.", { param: 'org_id' });
-    if (dependencies.orgExists && !(await dependencies.orgExists(orgId))) throw new GatewayError('not_found', `No organization '${orgId}'.`, { param: 'org_id' });
-    return orgId;
-  }
+  const adminOrg = createAdminOrgResolver(auth, dependencies.orgExists);
 
   async function found(orgId: string, id: string): Promise<Guardrail> {
     const guardrail = await store.get(orgId, id);
@@ -86,7 +83,7 @@ export function registerGuardrailRoutes(app: FastifyInstance, dependencies: Guar
   });
 
   app.get('/api/admin/guardrails', { schema: { tags: ['Guardrails'], security: [{ bearerAuth: [] }] } }, async (request) => {
-    const { org_id } = parseQuery(orgQuery, request.query);
+    const { org_id } = parseQuery(orgIdQuery, request.query);
     const orgId = await adminOrg(request, org_id);
     return { object: 'list', data: (await store.list(orgId)).map((guardrail) => toPublicGuardrail(guardrail, true)) };
   });
@@ -131,7 +128,7 @@ export function registerGuardrailRoutes(app: FastifyInstance, dependencies: Guar
   });
 
   app.delete<{ Params: { id: string } }>('/api/admin/guardrails/:id', async (request) => {
-    const { org_id } = parseQuery(orgQuery, request.query);
+    const { org_id } = parseQuery(orgIdQuery, request.query);
     const orgId = await adminOrg(request, org_id);
     if (!(await store.delete(orgId, request.params.id))) await found(orgId, request.params.id);
     return { id: request.params.id, object: 'guardrail', deleted: true };
@@ -177,17 +174,7 @@ function toPublicLog(entry: GuardrailLogEntry) {
   };
 }
 
-function parseQuery<Schema extends z.ZodType>(schema: Schema, query: unknown): z.infer<Schema> {
-  const result = schema.safeParse(query ?? {});
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const path = issue.path.map(String).join('.');
-  throw new GatewayError('invalid_request', `Invalid value for '${path}': ${issue.message}.`, { param: path });
-}
-
-/** SQLite says "UNIQUE constraint failed", Postgres reports SQLSTATE 23505. */
 function duplicateName(error: unknown, name: string): unknown {
-  const text = error instanceof Error ? `${error.message} ${(error as { code?: string }).code ?? ''}` : '';
-  if (/UNIQUE|23505|duplicate key/i.test(text)) return new GatewayError('conflict', `A guardrail named '${name}' already exists in this organization.`, { param: 'name' });
+  if (isUniqueViolation(error)) return new GatewayError('conflict', `A guardrail named '${name}' already exists in this organization.`, { param: 'name' });
   return error;
 }

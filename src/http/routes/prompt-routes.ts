@@ -1,11 +1,14 @@
 import type {} from '@fastify/swagger';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
+import { isUniqueViolation } from '../../db/is-unique-violation.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { diffTemplateVersions } from '../../templates/diff-template-versions.js';
 import type { PromptTemplate, TemplateStore, TemplateVersion } from '../../templates/sql-template-store.js';
 import { templateCreateSchema, templateVersionSchema } from '../../templates/template-input-schema.js';
-import { type ManagementAuth, orgScopeOf } from '../management-auth.js';
+import type { ManagementAuth } from '../management-auth.js';
+import { parseQuery } from '../parse-query.js';
+import { createAdminOrgResolver, orgIdQuery } from '../resolve-admin-org.js';
 import { validateBody } from '../validate-body.js';
 
 export interface PromptRouteDependencies {
@@ -20,7 +23,6 @@ const diffQuery = z.object({
   v1: z.coerce.number().int().min(1),
   v2: z.coerce.number().int().min(1),
 });
-const orgQuery = z.object({ org_id: z.string().min(1).optional() });
 
 /**
  * Prompt templates (issue 5): the org's bearer key lists them, reads one with its versions and
@@ -30,12 +32,7 @@ const orgQuery = z.object({ org_id: z.string().min(1).optional() });
 export function registerPromptRoutes(app: FastifyInstance, dependencies: PromptRouteDependencies): void {
   const { auth, store } = dependencies;
 
-  async function adminOrg(request: FastifyRequest, requested: string | undefined): Promise<string> {
-    const orgId = orgScopeOf(await auth.requireAdmin(request), requested);
-    if (!orgId) throw new GatewayError('invalid_request', "Missing required parameter: 'org_id'.", { param: 'org_id' });
-    if (dependencies.orgExists && !(await dependencies.orgExists(orgId))) throw new GatewayError('not_found', `No organization '${orgId}'.`, { param: 'org_id' });
-    return orgId;
-  }
+  const adminOrg = createAdminOrgResolver(auth, dependencies.orgExists);
 
   async function found(orgId: string, id: string): Promise<PromptTemplate> {
     const template = await store.get(orgId, id);
@@ -67,7 +64,7 @@ export function registerPromptRoutes(app: FastifyInstance, dependencies: PromptR
   });
 
   app.get('/api/admin/prompts', { schema: { tags: ['Prompts'], security: [{ bearerAuth: [] }] } }, async (request) => {
-    const { org_id } = parseQuery(orgQuery, request.query);
+    const { org_id } = parseQuery(orgIdQuery, request.query);
     const orgId = await adminOrg(request, org_id);
     return { object: 'list', data: (await store.list(orgId)).map((template) => toPublicTemplate(template, null)) };
   });
@@ -85,8 +82,7 @@ export function registerPromptRoutes(app: FastifyInstance, dependencies: PromptR
       });
       return { ...toPublicTemplate(template, null), versions: [toPublicVersion(version)] };
     } catch (error) {
-      const text = error instanceof Error ? `${error.message} ${(error as { code?: string }).code ?? ''}` : '';
-      if (/UNIQUE|23505|duplicate key/i.test(text)) throw new GatewayError('conflict', `A prompt template named '${body.name}' already exists.`, { param: 'name' });
+      if (isUniqueViolation(error)) throw new GatewayError('conflict', `A prompt template named '${body.name}' already exists.`, { param: 'name' });
       throw error;
     }
   });
@@ -126,12 +122,4 @@ function toPublicVersion(version: TemplateVersion) {
     parameters: version.parameters,
     created_at: Math.floor(version.createdAt / 1000),
   };
-}
-
-function parseQuery<Schema extends z.ZodType>(schema: Schema, query: unknown): z.infer<Schema> {
-  const result = schema.safeParse(query ?? {});
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  const path = issue.path.map(String).join('.');
-  throw new GatewayError('invalid_request', `Invalid value for '${path}': ${issue.message}.`, { param: path });
 }

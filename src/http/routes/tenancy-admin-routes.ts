@@ -45,6 +45,14 @@ export function registerTenancyAdminRoutes(app: FastifyInstance, dependencies: T
   const { auth, store, issuer, changes } = dependencies;
   const schema = { tags: ['Admin'], security: [{ bearerAuth: [] }] };
 
+  /** The key with this id, when the principal may see it; 404 otherwise. */
+  async function keyInScope(principal: AdminPrincipal, id: string) {
+    const key = await store.getKey(id);
+    if (!key) throw new GatewayError('not_found', `Unknown key '${id}'.`);
+    requireOrgAccess(principal, key.orgId);
+    return key;
+  }
+
   app.get('/api/admin/orgs', { schema }, async (request) => {
     const principal = await auth.requireAdmin(request);
     const orgs = principal.scope === 'org' ? [await store.getOrganization(principal.orgId)].filter((org) => org !== undefined) : await store.listOrganizations();
@@ -155,18 +163,13 @@ export function registerTenancyAdminRoutes(app: FastifyInstance, dependencies: T
   app.get('/api/admin/keys/:id', { schema }, async (request) => {
     const principal = await auth.requireAdmin(request);
     const { id } = idParams.parse(request.params);
-    const key = await store.getKey(id);
-    if (!key) throw new GatewayError('not_found', `Unknown key '${id}'.`);
-    requireOrgAccess(principal, key.orgId);
-    return keyView(key);
+    return keyView(await keyInScope(principal, id));
   });
 
   app.patch('/api/admin/keys/:id', { schema }, async (request) => {
     const principal = await auth.requireAdmin(request);
     const { id } = idParams.parse(request.params);
-    const existing = await store.getKey(id);
-    if (!existing) throw new GatewayError('not_found', `Unknown key '${id}'.`);
-    requireOrgAccess(principal, existing.orgId);
+    await keyInScope(principal, id);
     const input = validateBody(keyUpdateInput, request.body);
     const key = await store.updateKey(id, {
       name: input.name,
@@ -184,9 +187,7 @@ export function registerTenancyAdminRoutes(app: FastifyInstance, dependencies: T
   const revoke = async (request: Parameters<ManagementAuth['requireAdmin']>[0]) => {
     const principal = await auth.requireAdmin(request);
     const { id } = idParams.parse(request.params);
-    const existing = await store.getKey(id);
-    if (!existing) throw new GatewayError('not_found', `Unknown key '${id}'.`);
-    requireOrgAccess(principal, existing.orgId);
+    await keyInScope(principal, id);
     return keyView(await issuer.revoke(id));
   };
   app.post('/api/admin/keys/:id/revoke', { schema }, revoke);

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { FinishReason, ToolCall } from '../../protocol/chat.js';
 import type { Usage } from '../../protocol/usage.js';
-import { GatewayError } from '../../errors/gateway-error.js';
 import type { TranslationContext } from '../http/provider-adapter.js';
 import { buildChatCompletion } from '../openai/chat-chunks.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 /** Anthropic stop_reason → OpenAI finish_reason (https://docs.anthropic.com/en/api/handling-stop-reasons). */
 export function anthropicFinishReason(stopReason: string | null | undefined): FinishReason | null {
@@ -55,16 +55,10 @@ const messageSchema = z.looseObject({
 });
 
 export function parseAnthropicMessage(body: unknown, context: TranslationContext) {
-  const parsed = messageSchema.safeParse(body);
-  if (!parsed.success) {
-    throw new GatewayError('upstream_bad_response', 'The anthropic upstream answered with an unreadable message', {
-      provider: 'anthropic',
-      cause: parsed.error,
-    });
-  }
+  const parsed = parseUpstreamBody(messageSchema, body, 'anthropic', 'The anthropic upstream answered with an unreadable message');
   const texts: string[] = [];
   const toolCalls: ToolCall[] = [];
-  for (const block of parsed.data.content) {
+  for (const block of parsed.content) {
     if (block.type === 'text' && block.text) texts.push(block.text);
     if (block.type === 'tool_use') {
       toolCalls.push({
@@ -75,10 +69,10 @@ export function parseAnthropicMessage(body: unknown, context: TranslationContext
     }
     // thinking / redacted_thinking blocks have no place in the OpenAI shape and are dropped.
   }
-  const usage = parsed.data.usage ? anthropicUsage(parsed.data.usage) : undefined;
+  const usage = parsed.usage ? anthropicUsage(parsed.usage) : undefined;
   const completion = buildChatCompletion(
     context,
-    [{ content: texts.length > 0 ? texts.join('') : null, toolCalls, finishReason: anthropicFinishReason(parsed.data.stop_reason) }],
+    [{ content: texts.length > 0 ? texts.join('') : null, toolCalls, finishReason: anthropicFinishReason(parsed.stop_reason) }],
     usage,
   );
   return { body: completion, usage };

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { FinishReason, ToolCall } from '../../protocol/chat.js';
 import type { Usage } from '../../protocol/usage.js';
-import { GatewayError } from '../../errors/gateway-error.js';
 import type { TranslationContext } from '../http/provider-adapter.js';
 import { buildChatCompletion } from '../openai/chat-chunks.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 /** Converse stopReason → OpenAI finish_reason. */
 export function bedrockFinishReason(stopReason: string | null | undefined): FinishReason | null {
@@ -55,16 +55,10 @@ const converseResponseSchema = z.looseObject({
 });
 
 export function parseConverseResponse(body: unknown, context: TranslationContext) {
-  const parsed = converseResponseSchema.safeParse(body);
-  if (!parsed.success) {
-    throw new GatewayError('upstream_bad_response', 'The bedrock upstream answered with an unreadable Converse response', {
-      provider: 'bedrock',
-      cause: parsed.error,
-    });
-  }
+  const parsed = parseUpstreamBody(converseResponseSchema, body, 'bedrock', 'The bedrock upstream answered with an unreadable Converse response');
   const texts: string[] = [];
   const toolCalls: ToolCall[] = [];
-  for (const block of parsed.data.output.message.content) {
+  for (const block of parsed.output.message.content) {
     if (block.text) texts.push(block.text);
     if (block.toolUse) {
       toolCalls.push({
@@ -75,10 +69,10 @@ export function parseConverseResponse(body: unknown, context: TranslationContext
     }
     // reasoningContent, citations and other block kinds have no OpenAI counterpart and are dropped.
   }
-  const usage = parsed.data.usage ? bedrockUsage(parsed.data.usage) : undefined;
+  const usage = parsed.usage ? bedrockUsage(parsed.usage) : undefined;
   const completion = buildChatCompletion(
     context,
-    [{ content: texts.length > 0 ? texts.join('') : null, toolCalls, finishReason: bedrockFinishReason(parsed.data.stopReason) }],
+    [{ content: texts.length > 0 ? texts.join('') : null, toolCalls, finishReason: bedrockFinishReason(parsed.stopReason) }],
     usage,
   );
   return { body: completion, usage };

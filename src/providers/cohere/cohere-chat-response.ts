@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { FinishReason, ToolCall } from '../../protocol/chat.js';
 import type { Usage } from '../../protocol/usage.js';
-import { GatewayError } from '../../errors/gateway-error.js';
 import type { TranslationContext } from '../http/provider-adapter.js';
 import { buildChatCompletion } from '../openai/chat-chunks.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 /** Cohere finish_reason (https://docs.cohere.com/reference/chat#response.body.finish_reason) → OpenAI. */
 export function cohereFinishReason(reason: string | null | undefined): FinishReason | null {
@@ -43,24 +43,18 @@ const chatResponseSchema = z.looseObject({
 });
 
 export function parseCohereChatResponse(body: unknown, context: TranslationContext) {
-  const parsed = chatResponseSchema.safeParse(body);
-  if (!parsed.success) {
-    throw new GatewayError('upstream_bad_response', 'The cohere upstream answered with an unreadable chat response', {
-      provider: 'cohere',
-      cause: parsed.error,
-    });
-  }
-  const { message } = parsed.data;
+  const parsed = parseUpstreamBody(chatResponseSchema, body, 'cohere', 'The cohere upstream answered with an unreadable chat response');
+  const { message } = parsed;
   const texts = (message.content ?? []).flatMap((part) => (part.type === 'text' && part.text ? [part.text] : []));
   const toolCalls: ToolCall[] = (message.tool_calls ?? []).map((call, index) => ({
     id: call.id ?? `call_${context.requestId}_${index}`,
     type: 'function',
     function: { name: call.function.name, arguments: call.function.arguments ?? '{}' },
   }));
-  const usage = cohereUsage(parsed.data.usage);
+  const usage = cohereUsage(parsed.usage);
   const completion = buildChatCompletion(
     context,
-    [{ content: texts.length > 0 ? texts.join('') : null, toolCalls, finishReason: cohereFinishReason(parsed.data.finish_reason) }],
+    [{ content: texts.length > 0 ? texts.join('') : null, toolCalls, finishReason: cohereFinishReason(parsed.finish_reason) }],
     usage,
   );
   return { body: completion, usage };

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { EmbeddingRequest } from '../../protocol/embeddings.js';
-import { GatewayError } from '../../errors/gateway-error.js';
 import type { OperationTranslator } from '../http/provider-adapter.js';
 import { buildEmbeddingResponse, countEmbeddingTokens, embeddingInputTexts } from '../openai/embedding-shapes.js';
 import { cohereHeaders, cohereUrl } from './cohere-url.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 const embedResponseSchema = z.looseObject({
   embeddings: z.looseObject({ float: z.array(z.array(z.number())) }),
@@ -26,18 +26,12 @@ export const cohereEmbedTranslator: OperationTranslator<EmbeddingRequest> = {
     return { method: 'POST', url: cohereUrl(context.target.baseUrl, 'embed'), headers: cohereHeaders(context.target.apiKey), body: JSON.stringify(body) };
   },
   parseResponse(body, context) {
-    const parsed = embedResponseSchema.safeParse(body);
-    if (!parsed.success) {
-      throw new GatewayError('upstream_bad_response', 'The cohere upstream answered with unreadable embeddings', {
-        provider: 'cohere',
-        cause: parsed.error,
-      });
-    }
+    const parsed = parseUpstreamBody(embedResponseSchema, body, 'cohere', 'The cohere upstream answered with unreadable embeddings');
     const request = (context as { request?: EmbeddingRequest }).request;
-    const billed = parsed.data.meta?.billed_units?.input_tokens;
+    const billed = parsed.meta?.billed_units?.input_tokens;
     const inputTokens = billed ?? (request ? countEmbeddingTokens(embeddingInputTexts(request.input)) : 0);
     return {
-      body: buildEmbeddingResponse(context.model, parsed.data.embeddings.float, inputTokens, request?.encoding_format),
+      body: buildEmbeddingResponse(context.model, parsed.embeddings.float, inputTokens, request?.encoding_format),
       usage: { inputTokens },
     };
   },

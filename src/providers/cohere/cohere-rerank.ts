@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { documentText, type RerankRequest, type RerankResponse } from '../../protocol/rerank.js';
-import { GatewayError } from '../../errors/gateway-error.js';
 import type { OperationTranslator } from '../http/provider-adapter.js';
 import { cohereHeaders, cohereUrl } from './cohere-url.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 const rerankResponseSchema = z.looseObject({
   id: z.string().nullish(),
@@ -25,16 +25,10 @@ export const cohereRerankTranslator: OperationTranslator<RerankRequest> = {
     return { method: 'POST', url: cohereUrl(context.target.baseUrl, 'rerank'), headers: cohereHeaders(context.target.apiKey), body: JSON.stringify(body) };
   },
   parseResponse(body, context) {
-    const parsed = rerankResponseSchema.safeParse(body);
-    if (!parsed.success) {
-      throw new GatewayError('upstream_bad_response', 'The cohere upstream answered with an unreadable rerank result', {
-        provider: 'cohere',
-        cause: parsed.error,
-      });
-    }
+    const parsed = parseUpstreamBody(rerankResponseSchema, body, 'cohere', 'The cohere upstream answered with an unreadable rerank result');
     const request = (context as { request?: RerankRequest }).request;
-    const searchUnits = parsed.data.meta?.billed_units?.search_units ?? 1;
-    const results = [...parsed.data.results]
+    const searchUnits = parsed.meta?.billed_units?.search_units ?? 1;
+    const results = [...parsed.results]
       .sort((left, right) => right.relevance_score - left.relevance_score)
       .map((result) => {
         const document = request?.return_documents ? request.documents[result.index] : undefined;
@@ -45,7 +39,7 @@ export const cohereRerankTranslator: OperationTranslator<RerankRequest> = {
         };
       });
     const response: RerankResponse = {
-      id: parsed.data.id ?? context.requestId,
+      id: parsed.id ?? context.requestId,
       results,
       meta: { billed_units: { search_units: searchUnits } },
     };

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { FinishReason, ToolCall } from '../../protocol/chat.js';
 import type { Usage } from '../../protocol/usage.js';
-import { GatewayError } from '../../errors/gateway-error.js';
 import type { TranslationContext } from '../http/provider-adapter.js';
 import { buildChatCompletion, type ChoiceInput } from '../openai/chat-chunks.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 const partSchema = z.looseObject({
   text: z.string().nullish(),
@@ -61,14 +61,7 @@ export function geminiToolCallId(context: TranslationContext, candidateIndex: nu
 }
 
 export function parseGeminiResponse(body: unknown, context: TranslationContext) {
-  const parsed = geminiResponseSchema.safeParse(body);
-  if (!parsed.success) {
-    throw new GatewayError('upstream_bad_response', 'The gemini upstream answered with an unreadable response', {
-      provider: 'gemini',
-      cause: parsed.error,
-    });
-  }
-  const response = parsed.data;
+  const response = parseUpstreamBody(geminiResponseSchema, body, 'gemini', 'The gemini upstream answered with an unreadable response');
   const choices: ChoiceInput[] = (response.candidates ?? []).map((candidate, position) => {
     const candidateIndex = candidate.index ?? position;
     const texts: string[] = [];

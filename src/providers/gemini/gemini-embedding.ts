@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { EmbeddingRequest } from '../../protocol/embeddings.js';
-import { GatewayError } from '../../errors/gateway-error.js';
 import type { OperationTranslator } from '../http/provider-adapter.js';
 import { buildEmbeddingResponse, countEmbeddingTokens, embeddingInputTexts } from '../openai/embedding-shapes.js';
 import { geminiModelName, geminiModelUrl } from './gemini-url.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 const batchResponseSchema = z.looseObject({ embeddings: z.array(z.looseObject({ values: z.array(z.number()) })) });
 
@@ -30,16 +30,10 @@ export const geminiEmbeddingTranslator: OperationTranslator<EmbeddingRequest> = 
     };
   },
   parseResponse(body, context) {
-    const parsed = batchResponseSchema.safeParse(body);
-    if (!parsed.success) {
-      throw new GatewayError('upstream_bad_response', 'The gemini upstream answered with unreadable embeddings', {
-        provider: 'gemini',
-        cause: parsed.error,
-      });
-    }
+    const parsed = parseUpstreamBody(batchResponseSchema, body, 'gemini', 'The gemini upstream answered with unreadable embeddings');
     const request = embeddingRequestOf(context);
     const inputTokens = request ? countEmbeddingTokens(embeddingInputTexts(request.input)) : 0;
-    const vectors = parsed.data.embeddings.map((embedding) => embedding.values);
+    const vectors = parsed.embeddings.map((embedding) => embedding.values);
     return {
       body: buildEmbeddingResponse(context.model, vectors, inputTokens, request?.encoding_format),
       usage: { inputTokens },

@@ -1,10 +1,10 @@
 import type { StreamEvent } from '../../pipeline/stage.js';
 import type { Usage } from '../../protocol/usage.js';
-import { GatewayError } from '../../errors/gateway-error.js';
 import type { StreamTranslator, TranslationContext, UpstreamStreamMessage } from '../http/provider-adapter.js';
 import { createChunkBuilder } from '../openai/chat-chunks.js';
 import { geminiFinishReason, geminiResponseSchema, geminiToolCallId, geminiUsage } from './gemini-chat-response.js';
 import { parseGeminiError } from './gemini-error.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 /**
  * streamGenerateContent?alt=sse: every event is a whole GenerateContentResponse holding the next
@@ -26,14 +26,7 @@ export function createGeminiStreamTranslator(context: TranslationContext): Strea
         const status = Number((json as { error?: { code?: unknown } }).error?.code) || 500;
         throw parseGeminiError(status, json, {});
       }
-      const parsed = geminiResponseSchema.safeParse(json);
-      if (!parsed.success) {
-        throw new GatewayError('upstream_bad_response', 'The gemini upstream sent an unreadable stream event', {
-          provider: 'gemini',
-          cause: parsed.error,
-        });
-      }
-      const response = parsed.data;
+      const response = parseUpstreamBody(geminiResponseSchema, json, 'gemini', 'The gemini upstream sent an unreadable stream event');
       if (response.usageMetadata) usage = geminiUsage(response.usageMetadata);
       const events: StreamEvent[] = [];
       const startChoice = (index: number) => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { encode } from 'gpt-tokenizer';
+import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { createLocalProvider } from './create-local-provider.js';
 import { localTestInvocation } from './local-test-invocation.js';
 import type { ChatCompletion } from '../../protocol/chat.js';

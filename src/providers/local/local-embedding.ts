@@ -1,4 +1,4 @@
-import { decode, encode } from 'gpt-tokenizer';
+import { decode, encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { encodeEmbeddingBase64, type EmbeddingRequest, type EmbeddingResponse } from '../../protocol/embeddings.js';
 import type { Usage } from '../../protocol/usage.js';
 import type { Outcome } from '../../pipeline/stage.js';

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { deflateSync } from 'node:zlib';
-import { encode } from 'gpt-tokenizer';
+import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { createLocalProvider } from './create-local-provider.js';
 import { localTestInvocation } from './local-test-invocation.js';
 import { decodeEmbeddingBase64, type EmbeddingResponse } from '../../protocol/embeddings.js';

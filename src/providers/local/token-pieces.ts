@@ -1,4 +1,4 @@
-import { decodeGenerator, encode } from 'gpt-tokenizer';
+import { decodeGenerator, encode } from 'gpt-tokenizer/encoding/cl100k_base';
 
 /** The result of cutting generated text to the token budget. */
 export interface TokenCut {

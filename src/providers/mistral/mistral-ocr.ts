@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { OcrRequest, OcrResponse } from '../../protocol/ocr.js';
-import { GatewayError } from '../../errors/gateway-error.js';
 import type { OperationTranslator } from '../http/provider-adapter.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 export const MISTRAL_BASE_URL = 'https://api.mistral.ai';
 
@@ -32,16 +32,10 @@ export const mistralOcrTranslator: OperationTranslator<OcrRequest> = {
     };
   },
   parseResponse(body, context) {
-    const parsed = ocrResponseSchema.safeParse(body);
-    if (!parsed.success) {
-      throw new GatewayError('upstream_bad_response', 'The mistral upstream answered with an unreadable OCR result', {
-        provider: 'mistral',
-        cause: parsed.error,
-      });
-    }
-    const pagesProcessed = parsed.data.usage_info?.pages_processed ?? parsed.data.pages.length;
+    const parsed = parseUpstreamBody(ocrResponseSchema, body, 'mistral', 'The mistral upstream answered with an unreadable OCR result');
+    const pagesProcessed = parsed.usage_info?.pages_processed ?? parsed.pages.length;
     const response: OcrResponse = {
-      pages: parsed.data.pages.map((page) => ({ index: page.index, markdown: page.markdown })),
+      pages: parsed.pages.map((page) => ({ index: page.index, markdown: page.markdown })),
       model: context.model,
       usage_info: { pages_processed: pagesProcessed },
     };

@@ -1,4 +1,4 @@
-import { countTokens, decode } from 'gpt-tokenizer';
+import { countTokens, decode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { encodeEmbeddingBase64, type EmbeddingRequest, type EmbeddingResponse } from '../../protocol/embeddings.js';
 
 /**

@@ -7,6 +7,7 @@ import type { OperationTranslator } from '../http/provider-adapter.js';
 import { buildMultipartBody, multipartBoundary, type MultipartPart } from './multipart-body.js';
 import { openaiHeaders, openaiUrl } from './openai-endpoint.js';
 import { requestOf } from './translation-request.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 /** POST /audio/speech (https://platform.openai.com/docs/api-reference/audio/createSpeech): JSON in, audio bytes out. */
 export const openaiSpeechTranslator: OperationTranslator<SpeechRequest> = {
@@ -55,12 +56,9 @@ export const openaiTranscriptionTranslator: OperationTranslator<TranscriptionInp
     return { method: 'POST', url: openaiUrl(context.target, '/audio/transcriptions'), headers: openaiHeaders(context.target, contentType), body };
   },
   parseResponse(body) {
-    const parsed = transcriptionSchema.safeParse(body);
-    if (!parsed.success) {
-      throw new GatewayError('upstream_bad_response', 'The openai upstream answered with an unreadable transcription', { provider: 'openai', cause: parsed.error });
-    }
-    const seconds = parsed.data.usage?.type === 'duration' ? parsed.data.usage.seconds : parsed.data.duration;
-    const response: TranscriptionResponse = { text: parsed.data.text };
+    const parsed = parseUpstreamBody(transcriptionSchema, body, 'openai', 'The openai upstream answered with an unreadable transcription');
+    const seconds = parsed.usage?.type === 'duration' ? parsed.usage.seconds : parsed.duration;
+    const response: TranscriptionResponse = { text: parsed.text };
     if (typeof seconds === 'number') response.duration = seconds;
     return { body: response, usage: typeof seconds === 'number' ? { transcriptionSeconds: seconds } : undefined };
   },

@@ -6,6 +6,7 @@ import type { OperationTranslator, TranslationContext } from '../http/provider-a
 import { buildMultipartBody, multipartBoundary, type MultipartPart } from './multipart-body.js';
 import { openaiHeaders, openaiUrl } from './openai-endpoint.js';
 import { requestOf } from './translation-request.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 const imageResponseSchema = z.looseObject({
   created: z.number().nullish(),
@@ -20,17 +21,14 @@ function wantsResponseFormat(upstreamModel: string): boolean {
 }
 
 function parseImages(body: unknown, context: TranslationContext, request: { size?: string | null; quality?: string | null } | undefined) {
-  const parsed = imageResponseSchema.safeParse(body);
-  if (!parsed.success) {
-    throw new GatewayError('upstream_bad_response', 'The openai upstream answered with an unreadable image result', { provider: 'openai', cause: parsed.error });
-  }
-  const images = parsed.data.data.filter((image) => image.b64_json);
+  const parsed = parseUpstreamBody(imageResponseSchema, body, 'openai', 'The openai upstream answered with an unreadable image result');
+  const images = parsed.data.filter((image) => image.b64_json);
   const response: ImageResponse = {
-    created: parsed.data.created ?? context.created,
+    created: parsed.created ?? context.created,
     data: images.map((image) => ({ b64_json: image.b64_json!, ...(image.revised_prompt ? { revised_prompt: image.revised_prompt } : {}) })),
   };
-  const size = parsed.data.size ?? request?.size ?? '1024x1024';
-  const quality = parsed.data.quality ?? request?.quality ?? 'standard';
+  const size = parsed.size ?? request?.size ?? '1024x1024';
+  const quality = parsed.quality ?? request?.quality ?? 'standard';
   return { body: response, usage: { images: [{ size, quality, count: images.length }] } };
 }
 

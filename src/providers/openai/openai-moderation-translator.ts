@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { ModerationRequest, ModerationResponse } from '../../protocol/moderations.js';
-import { GatewayError } from '../../errors/gateway-error.js';
 import type { OperationTranslator } from '../http/provider-adapter.js';
 import { openaiHeaders, openaiUrl } from './openai-endpoint.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 const moderationSchema = z.looseObject({
   id: z.string().nullish(),
@@ -26,15 +26,12 @@ export const openaiModerationTranslator: OperationTranslator<ModerationRequest> 
     };
   },
   parseResponse(body, context) {
-    const parsed = moderationSchema.safeParse(body);
-    if (!parsed.success) {
-      throw new GatewayError('upstream_bad_response', 'The openai upstream answered with an unreadable moderation result', { provider: 'openai', cause: parsed.error });
-    }
+    const parsed = parseUpstreamBody(moderationSchema, body, 'openai', 'The openai upstream answered with an unreadable moderation result');
     const response: ModerationResponse = {
-      id: parsed.data.id ?? `modr-${context.requestId}`,
+      id: parsed.id ?? `modr-${context.requestId}`,
       model: context.model,
       // category_applied_input_types and other extra fields are left out of our shape.
-      results: parsed.data.results.map(({ flagged, categories, category_scores }) => ({ flagged, categories, category_scores })),
+      results: parsed.results.map(({ flagged, categories, category_scores }) => ({ flagged, categories, category_scores })),
     };
     return { body: response };
   },

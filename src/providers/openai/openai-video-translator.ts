@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { VideoRecord, VideoRequest, VideoStatus } from '../../protocol/videos.js';
-import { GatewayError } from '../../errors/gateway-error.js';
 import type { DeploymentTarget } from '../provider.js';
 import type { OperationTranslator, TranslationContext, UpstreamRequest } from '../http/provider-adapter.js';
 import { openaiHeaders, openaiUrl } from './openai-endpoint.js';
 import { requestOf } from './translation-request.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 /**
  * OpenAI's videos API (https://platform.openai.com/docs/api-reference/videos): create a job, poll
@@ -27,11 +27,7 @@ const STATUSES: ReadonlySet<string> = new Set(['queued', 'in_progress', 'complet
 
 /** An upstream video job in our record shape; `id` is the upstream job id. */
 export function parseVideoJob(body: unknown, model: string, prompt: string, created: number): VideoRecord {
-  const parsed = videoJobSchema.safeParse(body);
-  if (!parsed.success) {
-    throw new GatewayError('upstream_bad_response', 'The openai upstream answered with an unreadable video job', { provider: 'openai', cause: parsed.error });
-  }
-  const job = parsed.data;
+  const job = parseUpstreamBody(videoJobSchema, body, 'openai', 'The openai upstream answered with an unreadable video job');
   const status = (STATUSES.has(job.status) ? job.status : 'in_progress') as VideoStatus;
   return {
     id: job.id,

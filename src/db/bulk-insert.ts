@@ -1,0 +1,86 @@
+import { Worker } from 'node:worker_threads';
+import type { Kysely } from 'kysely';
+import type { Database } from './schema.js';
+
+/**
+ * Appends many rows to one table: how the batched writers (request log, spend ledger, guardrail
+ * log) reach the database. `ignoreConflicts` skips rows whose unique key exists (a retried batch).
+ */
+export type BulkInsert = <Table extends keyof Database & string>(
+  table: Table,
+  rows: ReadonlyArray<Database[Table]>,
+  options?: { ignoreConflicts?: boolean },
+) => Promise<void>;
+
+export interface BulkInserter {
+  insert: BulkInsert;
+  close(): Promise<void>;
+}
+
+/** Through Kysely on the given connection: Postgres (asynchronous I/O) or an in-memory SQLite. */
+export function createKyselyBulkInserter(db: Kysely<Database>): BulkInserter {
+  return {
+    async insert(table, rows, options = {}) {
+      if (rows.length === 0) return;
+      let query = db.insertInto(table).values(rows as never);
+      if (options.ignoreConflicts) query = query.onConflict((conflict) => conflict.doNothing());
+      await query.execute();
+    },
+    close: async () => {},
+  };
+}
+
+/** Built, the worker's .js sits beside this file; from the TypeScript sources it loads through tsx. */
+function startWorker(path: string): Worker {
+  if (!import.meta.url.endsWith('.ts')) {
+    return new Worker(new URL('./sqlite-bulk-insert-worker.js', import.meta.url), { workerData: { path } });
+  }
+  const source = new URL('./sqlite-bulk-insert-worker.ts', import.meta.url).href;
+  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}); });`;
+  return new Worker(bootstrap, { eval: true, workerData: { path } });
+}
+
+/**
+ * A worker thread with its own SQLite connection does the inserts: better-sqlite3 is synchronous,
+ * and a batch of hundreds of rows written on the main thread would stall every request for
+ * milliseconds (measured: the largest self-time entry of a profile under load).
+ */
+export function createSqliteWorkerBulkInserter(path: string): BulkInserter {
+  const worker = startWorker(path);
+  worker.unref();
+  let nextId = 0;
+  const pending = new Map<number, { resolve(): void; reject(error: Error): void }>();
+  worker.on('message', (message: { id: number; error?: string }) => {
+    const waiter = pending.get(message.id);
+    if (!waiter) return;
+    pending.delete(message.id);
+    if (message.error) waiter.reject(new Error(message.error));
+    else waiter.resolve();
+  });
+  const failAll = (error: Error) => {
+    for (const waiter of pending.values()) waiter.reject(error);
+    pending.clear();
+  };
+  worker.on('error', failAll);
+  worker.on('exit', () => failAll(new Error('the SQLite writer thread stopped')));
+  return {
+    insert(table, rows, options = {}) {
+      if (rows.length === 0) return Promise.resolve();
+      const columns = Object.keys(rows[0] as object);
+      const values = rows.map((row) => columns.map((column) => (row as unknown as Record<string, unknown>)[column] ?? null));
+      const id = nextId++;
+      return new Promise<void>((resolve, reject) => {
+        pending.set(id, { resolve, reject });
+        worker.ref();
+        worker.postMessage({ id, table, columns, rows: values, ignoreConflicts: options.ignoreConflicts === true });
+      }).finally(() => {
+        if (pending.size === 0) worker.unref();
+      });
+    },
+    async close() {
+      // An unreferenced worker would let the process end before its exit is observed.
+      worker.ref();
+      await worker.terminate();
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import SQLite from 'better-sqlite3';
+
+/**
+ * Runs in a worker thread: batched inserts (request log, spend ledger) into the embedded SQLite
+ * file through a second connection, so a large batch never blocks the event loop that serves
+ * requests. WAL mode lets this writer and the main connection's readers work side by side.
+ */
+interface InsertMessage {
+  id: number;
+  table: string;
+  columns: string[];
+  rows: unknown[][];
+  ignoreConflicts: boolean;
+}
+
+const connection = new SQLite(workerData.path as string);
+connection.pragma('journal_mode = WAL');
+connection.pragma('synchronous = NORMAL');
+connection.pragma('busy_timeout = 5000');
+
+const statements = new Map<string, SQLite.Statement>();
+const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
+
+function statementFor(message: InsertMessage): SQLite.Statement {
+  const cacheKey = `${message.table}|${message.columns.join(',')}|${message.ignoreConflicts}`;
+  let statement = statements.get(cacheKey);
+  if (!statement) {
+    for (const name of [message.table, ...message.columns]) {
+      if (!IDENTIFIER.test(name)) throw new Error(`not a plain identifier: ${name}`);
+    }
+    const columns = message.columns.map((column) => `"${column}"`).join(', ');
+    const placeholders = message.columns.map(() => '?').join(', ');
+    statement = connection.prepare(`INSERT ${message.ignoreConflicts ? 'OR IGNORE ' : ''}INTO "${message.table}" (${columns}) VALUES (${placeholders})`);
+    statements.set(cacheKey, statement);
+  }
+  return statement;
+}
+
+const insertAll = connection.transaction((statement: SQLite.Statement, rows: unknown[][]) => {
+  for (const row of rows) statement.run(row);
+});
+
+parentPort!.on('message', (message: InsertMessage) => {
+  try {
+    insertAll(statementFor(message), message.rows);
+    parentPort!.postMessage({ id: message.id });
+  } catch (error) {
+    parentPort!.postMessage({ id: message.id, error: error instanceof Error ? error.message : String(error) });
+  }
+});
