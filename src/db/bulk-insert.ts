@@ -67,7 +67,9 @@ export function createSqliteWorkerBulkInserter(path: string): BulkInserter {
     insert(table, rows, options = {}) {
       if (rows.length === 0) return Promise.resolve();
       const columns = Object.keys(rows[0] as object);
-      const values = rows.map((row) => columns.map((column) => (row as unknown as Record<string, unknown>)[column] ?? null));
+      // One JSON string crosses the thread boundary far cheaper than a structured clone of
+      // thousands of values (measured: the clone was 5% of the request path's CPU).
+      const values = JSON.stringify(rows.map((row) => columns.map((column) => (row as unknown as Record<string, unknown>)[column] ?? null)));
       const id = nextId++;
       return new Promise<void>((resolve, reject) => {
         pending.set(id, { resolve, reject });

@@ -10,7 +10,8 @@ interface InsertMessage {
   id: number;
   table: string;
   columns: string[];
-  rows: unknown[][];
+  /** JSON text of the rows, each an array of column values. */
+  rows: string;
   ignoreConflicts: boolean;
 }
 
@@ -43,7 +44,7 @@ const insertAll = connection.transaction((statement: SQLite.Statement, rows: unk
 
 parentPort!.on('message', (message: InsertMessage) => {
   try {
-    insertAll(statementFor(message), message.rows);
+    insertAll(statementFor(message), JSON.parse(message.rows) as unknown[][]);
     parentPort!.postMessage({ id: message.id });
   } catch (error) {
     parentPort!.postMessage({ id: message.id, error: error instanceof Error ? error.message : String(error) });

@@ -61,7 +61,7 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
 
   // `application/json; charset=utf-8` is JSON too; anything else on a JSON route is a 400 (not 415).
   app.removeContentTypeParser(['application/json', 'text/plain']);
-  app.addContentTypeParser(/^application\/(.+\+)?json(\s*;.*)?$/i, { parseAs: 'string' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
     if (body === '') return done(new GatewayError('invalid_request', 'The request body is empty; send a JSON object.'), undefined);
     try {
       const text = body as string;

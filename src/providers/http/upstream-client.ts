@@ -50,12 +50,14 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     if (!agent) agents.set(key, (agent = createAgent(key)));
     return agent;
   };
+  const urlParts = new Map<string, { origin: string; path: string }>();
   return {
     async send(request, sendOptions) {
       try {
+        const { origin, path } = splitUrl(request.url, urlParts);
         return await agentFor(sendOptions.connectMs).request({
-          origin: new URL(request.url).origin,
-          path: pathOf(request.url),
+          origin,
+          path,
           method: request.method,
           headers: request.headers,
           body: request.body,
@@ -73,9 +75,19 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
   };
 }
 
-function pathOf(url: string): string {
-  const parsed = new URL(url);
-  return parsed.pathname + parsed.search;
+/**
+ * Origin and path of an upstream URL. A gateway calls the same few URLs again and again, and WHATWG
+ * URL parsing is costly enough to show in a profile, so results are remembered (bounded).
+ */
+function splitUrl(url: string, cache: Map<string, { origin: string; path: string }>): { origin: string; path: string } {
+  let parts = cache.get(url);
+  if (!parts) {
+    const parsed = new URL(url);
+    parts = { origin: parsed.origin, path: parsed.pathname + parsed.search };
+    if (cache.size >= 1000) cache.clear();
+    cache.set(url, parts);
+  }
+  return parts;
 }
 
 /** Maps a transport failure to the spec's statuses. A client abort is rethrown as it is. */
