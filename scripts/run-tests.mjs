@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-// Runs every *.test.ts under src/, test/ and packages/*/test with node's test runner (TypeScript via tsx).
+// Runs every *.test.ts under src/, test/, packages/client/test and bench/lib with node's test runner (TypeScript via tsx).
 // Arguments narrow the run to files whose path contains one of them: `npm test -- keys ratelimit`.
 // Tests that need Postgres or Redis read GW_TEST_DATABASE_URL / GW_TEST_REDIS_URL and skip, saying so, without them.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-const roots = ['src', 'test', 'packages/client/test'];
+const roots = ['src', 'test', 'packages/client/test', 'bench/lib'];
 const files = [];
 function walk(directory) {
   let entries;
