@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { fromJsonColumn, toJsonColumn } from '../db/json-column.js';
 import type { Database } from '../db/schema.js';
 import type { GatewayEventKind } from '../lib/event-bus.js';
 
@@ -53,7 +54,7 @@ export function createSqlAlertRouteStore(db: Kysely<Database>, now: () => number
         if (route.channelIds.length === 0) return;
         await transaction
           .insertInto('alert_routes')
-          .values({ org_id: route.orgId, event_kind: route.eventKind, threshold_key: key, channel_ids: JSON.stringify(route.channelIds), updated_at: now() })
+          .values({ org_id: route.orgId, event_kind: route.eventKind, threshold_key: key, channel_ids: toJsonColumn(route.channelIds), updated_at: now() })
           .execute();
       });
     },
@@ -63,7 +64,7 @@ export function createSqlAlertRouteStore(db: Kysely<Database>, now: () => number
         orgId: row.org_id,
         eventKind: row.event_kind as GatewayEventKind,
         threshold: row.threshold_key === '' ? null : Number(row.threshold_key),
-        channelIds: JSON.parse(row.channel_ids) as string[],
+        channelIds: fromJsonColumn<string[]>(row.channel_ids),
         updatedAt: Number(row.updated_at),
       }));
     },
@@ -77,7 +78,7 @@ export function createSqlAlertRouteStore(db: Kysely<Database>, now: () => number
         .where('threshold_key', 'in', keys)
         .execute();
       const exact = rows.find((row) => row.threshold_key !== '') ?? rows.find((row) => row.threshold_key === '');
-      return exact ? (JSON.parse(exact.channel_ids) as string[]) : undefined;
+      return exact ? fromJsonColumn<string[]>(exact.channel_ids) : undefined;
     },
   };
 }

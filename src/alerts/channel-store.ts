@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { fromJsonColumn, toJsonColumn } from '../db/json-column.js';
 import type { Database } from '../db/schema.js';
 import type { GatewayEventKind } from '../lib/event-bus.js';
 import { newId } from '../lib/ids.js';
@@ -31,9 +32,9 @@ export function createSqlChannelStore({ db, secretBox, now = Date.now }: SqlChan
       org_id: channel.orgId,
       name: channel.name,
       channel_type: channel.type,
-      config: JSON.stringify(publicConfig),
+      config: toJsonColumn(publicConfig),
       secrets_ciphertext: secrets ? secretBox.seal(JSON.stringify(secrets)) : null,
-      events: JSON.stringify(channel.events),
+      events: toJsonColumn(channel.events),
       is_active: channel.isActive ? 1 : 0,
       created_at: channel.createdAt,
       updated_at: channel.updatedAt,
@@ -47,9 +48,9 @@ export function createSqlChannelStore({ db, secretBox, now = Date.now }: SqlChan
       orgId: row.org_id,
       name: row.name,
       type: row.channel_type as ChannelType,
-      config: { ...(JSON.parse(row.config) as Record<string, unknown>), ...secrets },
+      config: { ...fromJsonColumn<Record<string, unknown>>(row.config), ...secrets },
       isActive: Number(row.is_active) === 1,
-      events: JSON.parse(row.events) as GatewayEventKind[],
+      events: fromJsonColumn<GatewayEventKind[]>(row.events),
       createdAt: Number(row.created_at),
       updatedAt: Number(row.updated_at),
     } as AlertChannel;
@@ -77,7 +78,7 @@ export function createSqlChannelStore({ db, secretBox, now = Date.now }: SqlChan
       if (orgId !== null) query = query.where('org_id', '=', orgId);
       const rows = await query.orderBy('created_at').orderBy('id').execute();
       // Subscriptions are a short JSON list; filtering here keeps the query portable across SQLite and Postgres.
-      return rows.filter((row) => (JSON.parse(row.events) as string[]).includes(kind)).map(fromRow);
+      return rows.filter((row) => fromJsonColumn<string[]>(row.events).includes(kind)).map(fromRow);
     },
     async update(orgId, id, patch) {
       const current = await get(orgId, id);

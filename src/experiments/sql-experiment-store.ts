@@ -1,17 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
+import { fromJsonColumn, toJsonColumn } from '../db/json-column.js';
 import type { Database } from '../db/schema.js';
 import type { ExperimentsTable, ExperimentStatsTable } from './experiment-tables.js';
 import type { Experiment, Variant, VariantStats } from './experiment-types.js';
 
-export interface NewExperiment {
-  orgId: string;
-  name: string;
-  targetKind: 'model' | 'template';
-  target: string;
-  variants: Variant[];
-  status: 'active' | 'paused';
-}
+/** What a caller supplies; the store assigns the id and the times. */
+export type NewExperiment = Omit<Experiment, 'id' | 'createdAt' | 'updatedAt'>;
 
 export type ExperimentPatch = Partial<Pick<NewExperiment, 'name' | 'variants' | 'status'>>;
 
@@ -57,7 +52,7 @@ export function createSqlExperimentStore(db: Kysely<Database>, now: () => number
         name: input.name,
         target_kind: input.targetKind,
         target: input.target,
-        variants: JSON.stringify(input.variants),
+        variants: toJsonColumn(input.variants),
         status: input.status,
         created_at: time,
         updated_at: time,
@@ -68,7 +63,7 @@ export function createSqlExperimentStore(db: Kysely<Database>, now: () => number
     async update(orgId, id, patch) {
       const changes: Partial<ExperimentsTable> = { updated_at: now() };
       if (patch.name !== undefined) changes.name = patch.name;
-      if (patch.variants !== undefined) changes.variants = JSON.stringify(patch.variants);
+      if (patch.variants !== undefined) changes.variants = toJsonColumn(patch.variants);
       if (patch.status !== undefined) changes.status = patch.status;
       const result = await db.updateTable('experiments').set(changes).where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
       if (Number(result.numUpdatedRows) === 0) return undefined;
@@ -132,7 +127,7 @@ function toExperiment(row: ExperimentsTable): Experiment {
     name: row.name,
     targetKind: row.target_kind as Experiment['targetKind'],
     target: row.target,
-    variants: JSON.parse(row.variants) as Variant[],
+    variants: fromJsonColumn<Variant[]>(row.variants),
     status: row.status as Experiment['status'],
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),

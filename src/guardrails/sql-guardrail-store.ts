@@ -1,18 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { fromJsonColumn, toJsonColumn } from '../db/json-column.js';
 import type { Database } from '../db/schema.js';
 import type { GuardrailLogsTable, GuardrailsTable } from './guardrail-tables.js';
 import type { Guardrail, GuardrailAction, GuardrailKind, GuardrailStage } from './guardrail-types.js';
 
-export interface NewGuardrail {
-  orgId: string;
-  name: string;
-  kind: GuardrailKind;
-  stage: GuardrailStage;
-  action: GuardrailAction;
-  enabledByDefault: boolean;
-  config: Record<string, unknown>;
-}
+/** What a caller supplies; the store assigns the id and the times. */
+export type NewGuardrail = Omit<Guardrail, 'id' | 'createdAt' | 'updatedAt'>;
 
 export type GuardrailPatch = Partial<Pick<NewGuardrail, 'name' | 'stage' | 'action' | 'enabledByDefault' | 'config'>>;
 
@@ -67,7 +61,7 @@ export function createSqlGuardrailStore(db: Db, now: () => number = Date.now): G
         stage: input.stage,
         action: input.action,
         enabled_by_default: input.enabledByDefault ? 1 : 0,
-        config: JSON.stringify(input.config),
+        config: toJsonColumn(input.config),
         created_at: time,
         updated_at: time,
       };
@@ -80,7 +74,7 @@ export function createSqlGuardrailStore(db: Db, now: () => number = Date.now): G
       if (patch.stage !== undefined) changes.stage = patch.stage;
       if (patch.action !== undefined) changes.action = patch.action;
       if (patch.enabledByDefault !== undefined) changes.enabled_by_default = patch.enabledByDefault ? 1 : 0;
-      if (patch.config !== undefined) changes.config = JSON.stringify(patch.config);
+      if (patch.config !== undefined) changes.config = toJsonColumn(patch.config);
       const result = await db.updateTable('guardrails').set(changes).where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
       if (Number(result.numUpdatedRows) === 0) return undefined;
       return this.get(orgId, id);
@@ -116,7 +110,7 @@ function toGuardrail(row: GuardrailsTable): Guardrail {
     stage: row.stage as GuardrailStage,
     action: row.action as GuardrailAction,
     enabledByDefault: Number(row.enabled_by_default) === 1,
-    config: JSON.parse(row.config) as Record<string, unknown>,
+    config: fromJsonColumn<Record<string, unknown>>(row.config),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -135,7 +129,7 @@ function toLogRow(entry: GuardrailLogEntry): GuardrailLogsTable {
     key_id: entry.keyId,
     key_alias: entry.keyAlias,
     model: entry.model,
-    finding_types: JSON.stringify(entry.findingTypes),
+    finding_types: toJsonColumn(entry.findingTypes),
     reason: entry.reason,
     created_at: entry.createdAt,
   };
@@ -154,7 +148,7 @@ function toLogEntry(row: GuardrailLogsTable): GuardrailLogEntry {
     keyId: row.key_id,
     keyAlias: row.key_alias,
     model: row.model,
-    findingTypes: JSON.parse(row.finding_types) as string[],
+    findingTypes: fromJsonColumn<string[]>(row.finding_types),
     reason: row.reason,
     createdAt: Number(row.created_at),
   };

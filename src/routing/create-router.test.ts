@@ -5,9 +5,10 @@ import { createEventBus, type GatewayEvent } from '../lib/event-bus.js';
 import type { GatewayCall, Outcome, StreamEvent } from '../pipeline/stage.js';
 import type { Operation } from '../protocol/endpoints.js';
 import type { Invocation, Provider } from '../providers/provider.js';
-import { DEFAULT_TIMEOUTS, type Deployment, type ModelRoute } from './catalog-types.js';
+import type { Deployment, ModelRoute } from './catalog-types.js';
 import { createCircuitBreaker } from './circuit-breaker.js';
 import { createRouter } from './create-router.js';
+import { defaultDeployment } from './default-deployment.js';
 import { createMemoryCircuitStore } from './memory-circuit-store.js';
 import { createMemoryHealthStore } from './memory-health-store.js';
 import type { ModelCatalog } from './model-catalog.js';
@@ -33,23 +34,7 @@ function scriptedProvider(behaviours: Record<string, Behaviour>, operations: Ope
 }
 
 function deployment(id: string, modelId: string, overrides: Partial<Deployment> = {}): Deployment {
-  return {
-    id,
-    modelId,
-    provider: 'fake',
-    upstreamModel: `${id}-upstream`,
-    baseUrl: null,
-    credentialId: null,
-    weight: 1,
-    priority: 0,
-    timeouts: { ...DEFAULT_TIMEOUTS },
-    rpm: null,
-    tpm: null,
-    pricing: null,
-    settings: {},
-    enabled: true,
-    ...overrides,
-  };
+  return { ...defaultDeployment(id, modelId, 'fake', `${id}-upstream`), ...overrides };
 }
 
 function model(id: string, deployments: Deployment[], overrides: Partial<ModelRoute> = {}): ModelRoute {

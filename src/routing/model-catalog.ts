@@ -5,6 +5,7 @@ import type { DeploymentTarget } from '../providers/provider.js';
 import type { CatalogFile, FileModel } from './catalog-file.js';
 import { readCatalogRows } from './catalog-rows.js';
 import { DEFAULT_TIMEOUTS, type Deployment, type ModelRoute } from './catalog-types.js';
+import { defaultDeployment } from './default-deployment.js';
 
 /**
  * The public model ids and the deployments behind them, merged from the database (admin API) and
@@ -173,32 +174,6 @@ function fileDeployments(model: FileModel): Array<{ deployment: Deployment; apiK
     deployment.enabled = entry.enabled;
     return { deployment, apiKey: entry.api_key };
   });
-}
-
-function defaultDeployment(
-  id: string,
-  modelId: string,
-  provider: string,
-  upstreamModel: string,
-  source: Deployment['source'],
-): Deployment {
-  return {
-    id,
-    modelId,
-    provider,
-    upstreamModel,
-    baseUrl: null,
-    credentialId: null,
-    weight: 1,
-    priority: 0,
-    timeouts: { ...DEFAULT_TIMEOUTS },
-    rpm: null,
-    tpm: null,
-    pricing: null,
-    settings: {},
-    enabled: true,
-    source,
-  };
 }
 
 function targetOf(deployment: Deployment, apiKey: string | undefined, credentialSettings: Record<string, string>): DeploymentTarget {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
+import { fromJsonColumn, toJsonColumn } from '../db/json-column.js';
 import type { Database } from '../db/schema.js';
 import type { TemplateMessage } from './render-template.js';
 import type { PromptTemplatesTable, PromptTemplateVersionsTable } from './template-tables.js';
@@ -117,9 +118,9 @@ function versionRow(templateId: string, version: number, input: NewTemplateVersi
   return {
     template_id: templateId,
     version,
-    messages: JSON.stringify(input.messages),
+    messages: toJsonColumn(input.messages),
     model: input.model ?? null,
-    parameters: input.parameters ? JSON.stringify(input.parameters) : null,
+    parameters: input.parameters ? toJsonColumn(input.parameters) : null,
     created_at: time,
   };
 }
@@ -140,9 +141,9 @@ function toVersion(row: PromptTemplateVersionsTable): TemplateVersion {
   return {
     templateId: row.template_id,
     version: Number(row.version),
-    messages: JSON.parse(row.messages) as TemplateMessage[],
+    messages: fromJsonColumn<TemplateMessage[]>(row.messages),
     model: row.model,
-    parameters: row.parameters ? (JSON.parse(row.parameters) as Record<string, unknown>) : null,
+    parameters: row.parameters ? fromJsonColumn<Record<string, unknown>>(row.parameters) : null,
     createdAt: Number(row.created_at),
   };
 }

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { fromJsonColumn, fromNullableJsonColumn, toJsonColumn, toNullableJsonColumn } from '../db/json-column.js';
 import type { Database, OrgsTable, TeamsTable, VirtualKeysTable } from '../db/schema.js';
 import { newId } from '../lib/ids.js';
 import { keyAlias } from '../keys/virtual-key-format.js';
@@ -69,18 +70,15 @@ export interface TenancyStore {
   touchKeys(lastUsed: ReadonlyMap<string, number>): Promise<void>;
 }
 
-const json = (value: unknown) => (value === undefined || value === null ? null : JSON.stringify(value));
-const parse = <T>(text: string | null): T | null => (text === null ? null : (JSON.parse(text) as T));
-
 function toOrganization(row: OrgsTable): Organization {
   return {
     id: row.id,
     name: row.name,
     tier: row.tier as RateLimitTier,
-    customLimits: JSON.parse(row.custom_limits),
-    enabledModels: parse<string[]>(row.enabled_models),
-    budget: parse<Budget>(row.budget),
-    settings: { ...DEFAULT_ORG_SETTINGS, ...JSON.parse(row.settings) },
+    customLimits: fromJsonColumn(row.custom_limits),
+    enabledModels: fromNullableJsonColumn<string[]>(row.enabled_models),
+    budget: fromNullableJsonColumn<Budget>(row.budget),
+    settings: { ...DEFAULT_ORG_SETTINGS, ...fromJsonColumn(row.settings) },
     createdAt: Number(row.created_at),
   };
 }
@@ -90,8 +88,8 @@ function toTeam(row: TeamsTable): Team {
     id: row.id,
     orgId: row.org_id,
     name: row.name,
-    allowedModels: parse<string[]>(row.allowed_models),
-    budget: parse<Budget>(row.budget),
+    allowedModels: fromNullableJsonColumn<string[]>(row.allowed_models),
+    budget: fromNullableJsonColumn<Budget>(row.budget),
     createdAt: Number(row.created_at),
   };
 }
@@ -105,11 +103,11 @@ function toVirtualKey(row: VirtualKeysTable): VirtualKey {
     alias: keyAlias(row.last4),
     role: row.role as KeyRole,
     status: row.status as VirtualKey['status'],
-    budget: parse<Budget>(row.budget),
-    userBudget: parse<Budget>(row.user_budget),
-    limits: JSON.parse(row.limits),
-    userLimits: parse<Partial<RateLimits>>(row.user_limits),
-    allowedModels: parse<string[]>(row.allowed_models),
+    budget: fromNullableJsonColumn<Budget>(row.budget),
+    userBudget: fromNullableJsonColumn<Budget>(row.user_budget),
+    limits: fromJsonColumn(row.limits),
+    userLimits: fromNullableJsonColumn<Partial<RateLimits>>(row.user_limits),
+    allowedModels: fromNullableJsonColumn<string[]>(row.allowed_models),
     createdAt: Number(row.created_at),
     lastUsedAt: row.last_used_at === null ? null : Number(row.last_used_at),
     revokedAt: row.revoked_at === null ? null : Number(row.revoked_at),
@@ -123,10 +121,10 @@ export function createSqlTenancyStore(db: Kysely<Database>, now: () => number = 
         id: newId(),
         name: input.name,
         tier: input.tier ?? 'tier1',
-        custom_limits: JSON.stringify(input.customLimits ?? {}),
-        enabled_models: json(input.enabledModels),
-        budget: json(input.budget),
-        settings: JSON.stringify({ ...DEFAULT_ORG_SETTINGS, ...input.settings }),
+        custom_limits: toJsonColumn(input.customLimits ?? {}),
+        enabled_models: toNullableJsonColumn(input.enabledModels),
+        budget: toNullableJsonColumn(input.budget),
+        settings: toJsonColumn({ ...DEFAULT_ORG_SETTINGS, ...input.settings }),
         created_at: now(),
       };
       await db.insertInto('orgs').values(row).execute();
@@ -148,10 +146,10 @@ export function createSqlTenancyStore(db: Kysely<Database>, now: () => number = 
         .set({
           name: patch.name ?? current.name,
           tier: patch.tier ?? current.tier,
-          custom_limits: JSON.stringify(patch.customLimits ?? current.customLimits),
-          enabled_models: json(patch.enabledModels === undefined ? current.enabledModels : patch.enabledModels),
-          budget: json(patch.budget === undefined ? current.budget : patch.budget),
-          settings: JSON.stringify({ ...current.settings, ...patch.settings }),
+          custom_limits: toJsonColumn(patch.customLimits ?? current.customLimits),
+          enabled_models: toNullableJsonColumn(patch.enabledModels === undefined ? current.enabledModels : patch.enabledModels),
+          budget: toNullableJsonColumn(patch.budget === undefined ? current.budget : patch.budget),
+          settings: toJsonColumn({ ...current.settings, ...patch.settings }),
         })
         .where('id', '=', id)
         .execute();
@@ -162,8 +160,8 @@ export function createSqlTenancyStore(db: Kysely<Database>, now: () => number = 
         id: newId(),
         org_id: input.orgId,
         name: input.name,
-        allowed_models: json(input.allowedModels),
-        budget: json(input.budget),
+        allowed_models: toNullableJsonColumn(input.allowedModels),
+        budget: toNullableJsonColumn(input.budget),
         created_at: now(),
       };
       await db.insertInto('teams').values(row).execute();
@@ -185,8 +183,8 @@ export function createSqlTenancyStore(db: Kysely<Database>, now: () => number = 
         .updateTable('teams')
         .set({
           name: patch.name ?? current.name,
-          allowed_models: json(patch.allowedModels === undefined ? current.allowedModels : patch.allowedModels),
-          budget: json(patch.budget === undefined ? current.budget : patch.budget),
+          allowed_models: toNullableJsonColumn(patch.allowedModels === undefined ? current.allowedModels : patch.allowedModels),
+          budget: toNullableJsonColumn(patch.budget === undefined ? current.budget : patch.budget),
         })
         .where('id', '=', id)
         .execute();
@@ -202,11 +200,11 @@ export function createSqlTenancyStore(db: Kysely<Database>, now: () => number = 
         last4: input.last4,
         role: input.role ?? 'inference',
         status: 'active',
-        budget: json(input.budget),
-        user_budget: json(input.userBudget),
-        limits: JSON.stringify(input.limits ?? {}),
-        user_limits: json(input.userLimits),
-        allowed_models: json(input.allowedModels),
+        budget: toNullableJsonColumn(input.budget),
+        user_budget: toNullableJsonColumn(input.userBudget),
+        limits: toJsonColumn(input.limits ?? {}),
+        user_limits: toNullableJsonColumn(input.userLimits),
+        allowed_models: toNullableJsonColumn(input.allowedModels),
         created_at: now(),
         last_used_at: null,
         revoked_at: null,
@@ -235,11 +233,11 @@ export function createSqlTenancyStore(db: Kysely<Database>, now: () => number = 
         .set({
           name: patch.name ?? current.name,
           team_id: patch.teamId === undefined ? current.teamId : patch.teamId,
-          budget: json(patch.budget === undefined ? current.budget : patch.budget),
-          user_budget: json(patch.userBudget === undefined ? current.userBudget : patch.userBudget),
-          limits: JSON.stringify(patch.limits ?? current.limits),
-          user_limits: json(patch.userLimits === undefined ? current.userLimits : patch.userLimits),
-          allowed_models: json(patch.allowedModels === undefined ? current.allowedModels : patch.allowedModels),
+          budget: toNullableJsonColumn(patch.budget === undefined ? current.budget : patch.budget),
+          user_budget: toNullableJsonColumn(patch.userBudget === undefined ? current.userBudget : patch.userBudget),
+          limits: toJsonColumn(patch.limits ?? current.limits),
+          user_limits: toNullableJsonColumn(patch.userLimits === undefined ? current.userLimits : patch.userLimits),
+          allowed_models: toNullableJsonColumn(patch.allowedModels === undefined ? current.allowedModels : patch.allowedModels),
         })
         .where('id', '=', id)
         .execute();

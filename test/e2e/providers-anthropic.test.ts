@@ -3,18 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { startFakeAnthropic } from '../fakes/fake-anthropic.js';
 import type { FakeUpstream } from '../fakes/fake-upstream.js';
-import { assertCostHeader, assertErrorBody, startProviderGateway, type ProviderGateway } from './providers-gateway.js';
+import { assertCostHeader, assertErrorBody, startProviderGateway, WEATHER_TOOL, type ProviderGateway } from './providers-gateway.js';
 
 const UPSTREAM_KEY = 'sk-ant-api03-e2e-upstream-secret-0123456789';
-
-const WEATHER_TOOL: OpenAI.ChatCompletionTool = {
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'Current weather of a city',
-    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-  },
-};
 
 describe('Anthropic Messages upstream through the OpenAI SDK', () => {
   let fake: FakeUpstream;

@@ -39,6 +39,16 @@ export const TEST_PRICING = {
   perVideoSecond: '0.1',
 };
 
+/** The function tool the tool-calling scenarios offer. */
+export const WEATHER_TOOL: OpenAI.ChatCompletionFunctionTool = {
+  type: 'function',
+  function: {
+    name: 'get_weather',
+    description: 'Current weather of a city',
+    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+  },
+};
+
 /**
  * A gateway whose GW_CONFIG routes each public model id to a fake upstream, with the bootstrap
  * org on the enterprise tier so a file of tests is not throttled by the tier-1 TPS limit.

@@ -3,18 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import OpenAI from 'openai';
 import { startFakeGemini } from '../fakes/fake-gemini.js';
 import type { FakeUpstream } from '../fakes/fake-upstream.js';
-import { assertCostHeader, assertErrorBody, startProviderGateway, type ProviderGateway } from './providers-gateway.js';
+import { assertCostHeader, assertErrorBody, startProviderGateway, WEATHER_TOOL, type ProviderGateway } from './providers-gateway.js';
 
 const UPSTREAM_KEY = 'AIzaSyE2eUpstreamSecret0123456789abcdefg';
-
-const WEATHER_TOOL: OpenAI.ChatCompletionTool = {
-  type: 'function',
-  function: {
-    name: 'get_weather',
-    description: 'Current weather of a city',
-    parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-  },
-};
 
 describe('Gemini upstream through the OpenAI SDK', () => {
   let fake: FakeUpstream;

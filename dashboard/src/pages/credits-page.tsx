@@ -1,5 +1,7 @@
 import { useState } from 'preact/hooks';
+import { DataTable } from '../components/data-table.js';
 import { OrgRequired } from '../components/org-required.js';
+import { Pager } from '../components/pager.js';
 import { Empty, ErrorMessage, ResourceView } from '../components/status-view.js';
 import { formatTime, formatUsdString } from '../format.js';
 import { usePage } from '../page-context.js';
@@ -100,46 +102,23 @@ function CreditsView() {
               <Empty>{offset ? 'No more entries.' : 'No spend recorded yet.'}</Empty>
             ) : (
               <>
-                <div class="table-scroll">
-                  <table>
-                    <thead>
-                      <tr>
-                        <th scope="col">Time</th>
-                        <th scope="col">Key</th>
-                        <th scope="col">Model</th>
-                        <th scope="col">Operation</th>
-                        <th scope="col">Cost</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {data.data.map((entry) => (
-                        <tr key={entry.request_id}>
-                          <td>{formatTime(entry.created_at)}</td>
-                          <td>
-                            <code>{entry.key_alias}</code>
-                          </td>
-                          <td>{entry.model}</td>
-                          <td>{entry.operation}</td>
-                          <td>
-                            {formatUsdString(entry.cost_usd)}
-                            {entry.unpriced && <span class="tag">unpriced</span>}
-                          </td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
-                </div>
-                <nav class="pager" aria-label="Pages">
-                  <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>
-                    Newer
-                  </button>
-                  <span>
-                    {offset + 1}–{offset + data.data.length}
-                  </span>
-                  <button type="button" disabled={!data.has_more} onClick={() => setOffset(offset + PAGE_SIZE)}>
-                    Older
-                  </button>
-                </nav>
+                <DataTable columns={['Time', 'Key', 'Model', 'Operation', 'Cost']}>
+                  {data.data.map((entry) => (
+                    <tr key={entry.request_id}>
+                      <td>{formatTime(entry.created_at)}</td>
+                      <td>
+                        <code>{entry.key_alias}</code>
+                      </td>
+                      <td>{entry.model}</td>
+                      <td>{entry.operation}</td>
+                      <td>
+                        {formatUsdString(entry.cost_usd)}
+                        {entry.unpriced && <span class="tag">unpriced</span>}
+                      </td>
+                    </tr>
+                  ))}
+                </DataTable>
+                <Pager offset={offset} pageSize={PAGE_SIZE} shown={data.data.length} hasMore={data.has_more} onOffset={setOffset} />
               </>
             )
           }

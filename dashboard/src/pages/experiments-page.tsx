@@ -1,3 +1,4 @@
+import { DataTable } from '../components/data-table.js';
 import { OrgRequired } from '../components/org-required.js';
 import { Empty, ResourceView } from '../components/status-view.js';
 import { formatMs, formatNumber, formatPercent, formatUsdNanos, formatUsdString } from '../format.js';
@@ -24,46 +25,30 @@ function VariantRows({ experiment, results }: { experiment: Record<string, unkno
   };
   const totalWeight = variants.reduce((sum, variant) => sum + Number(pick(variant, 'weight') ?? 0), 0) || 1;
   return (
-    <div class="table-scroll">
-      <table class="compact">
-        <thead>
-          <tr>
-            <th scope="col">Variant</th>
-            <th scope="col">Weight</th>
-            <th scope="col">Model / version</th>
-            <th scope="col">Calls</th>
-            <th scope="col">Error rate</th>
-            <th scope="col">Mean latency</th>
-            <th scope="col">Tokens</th>
-            <th scope="col">Cost</th>
+    <DataTable columns={['Variant', 'Weight', 'Model / version', 'Calls', 'Error rate', 'Mean latency', 'Tokens', 'Cost']} class="compact">
+      {variants.map((variant) => {
+        const name = show(pick(variant, 'name'));
+        const stats = resultFor(name);
+        const calls = Number(pick(stats, 'calls', 'requests') ?? 0);
+        const errors = Number(pick(stats, 'errors') ?? 0);
+        const latencyTotal = pick<number>(stats, 'latency_ms_total');
+        const meanLatency = pick<number>(stats, 'mean_latency_ms', 'avg_latency_ms', 'latency_ms') ?? (latencyTotal !== undefined && calls ? latencyTotal / calls : undefined);
+        const costNanos = pick<number>(stats, 'cost_nanos');
+        const costUsd = pick<string>(stats, 'cost_usd');
+        return (
+          <tr key={name}>
+            <th scope="row">{name}</th>
+            <td>{formatPercent(Number(pick(variant, 'weight') ?? 0) / totalWeight)}</td>
+            <td>{show(pick(variant, 'model', 'template_version'))}</td>
+            <td>{formatNumber(calls)}</td>
+            <td>{calls ? formatPercent(errors / calls) : '—'}</td>
+            <td>{formatMs(meanLatency)}</td>
+            <td>{formatNumber(Number(pick(stats, 'prompt_tokens') ?? 0) + Number(pick(stats, 'completion_tokens') ?? 0))}</td>
+            <td>{costUsd ? formatUsdString(costUsd) : costNanos !== undefined ? formatUsdNanos(costNanos) : '—'}</td>
           </tr>
-        </thead>
-        <tbody>
-          {variants.map((variant) => {
-            const name = show(pick(variant, 'name'));
-            const stats = resultFor(name);
-            const calls = Number(pick(stats, 'calls', 'requests') ?? 0);
-            const errors = Number(pick(stats, 'errors') ?? 0);
-            const latencyTotal = pick<number>(stats, 'latency_ms_total');
-            const meanLatency = pick<number>(stats, 'mean_latency_ms', 'avg_latency_ms', 'latency_ms') ?? (latencyTotal !== undefined && calls ? latencyTotal / calls : undefined);
-            const costNanos = pick<number>(stats, 'cost_nanos');
-            const costUsd = pick<string>(stats, 'cost_usd');
-            return (
-              <tr key={name}>
-                <th scope="row">{name}</th>
-                <td>{formatPercent(Number(pick(variant, 'weight') ?? 0) / totalWeight)}</td>
-                <td>{show(pick(variant, 'model', 'template_version'))}</td>
-                <td>{formatNumber(calls)}</td>
-                <td>{calls ? formatPercent(errors / calls) : '—'}</td>
-                <td>{formatMs(meanLatency)}</td>
-                <td>{formatNumber(Number(pick(stats, 'prompt_tokens') ?? 0) + Number(pick(stats, 'completion_tokens') ?? 0))}</td>
-                <td>{costUsd ? formatUsdString(costUsd) : costNanos !== undefined ? formatUsdNanos(costNanos) : '—'}</td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+        );
+      })}
+    </DataTable>
   );
 }
 

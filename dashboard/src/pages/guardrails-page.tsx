@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { DataTable } from '../components/data-table.js';
 import { OrgRequired } from '../components/org-required.js';
 import { Empty, ErrorMessage, ResourceView } from '../components/status-view.js';
 import { formatTime } from '../format.js';
@@ -34,44 +35,28 @@ function GuardrailsView() {
             const rows = rowsOf(body);
             if (rows.length === 0) return <Empty>No guardrails are defined for this organization.</Empty>;
             return (
-              <div class="table-scroll">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Kind</th>
-                      <th scope="col">Runs</th>
-                      <th scope="col">Action</th>
-                      <th scope="col">On by default</th>
-                      <th scope="col">
-                        <span class="visually-hidden">Toggle</span>
-                      </th>
+              <DataTable columns={['Name', 'Kind', 'Runs', 'Action', 'On by default', { hidden: 'Toggle' }]}>
+                {rows.map((row) => {
+                  const enabled = Boolean(pick(row, 'enabled_by_default', 'enabled', 'is_enabled'));
+                  const name = show(pick(row, 'name'));
+                  return (
+                    <tr key={show(pick(row, 'id', 'guardrail_id'))}>
+                      <td>{name}</td>
+                      <td>{show(pick(row, 'kind', 'type'))}</td>
+                      <td>{show(pick(row, 'stage', 'mode'))}</td>
+                      <td>{show(pick(row, 'action'))}</td>
+                      <td>
+                        <span class={`tag ${enabled ? 'active' : 'revoked'}`}>{enabled ? 'enabled' : 'disabled'}</span>
+                      </td>
+                      <td>
+                        <button type="button" onClick={() => toggle(row)} aria-label={`${enabled ? 'Disable' : 'Enable'} ${name}`}>
+                          {enabled ? 'Disable' : 'Enable'}
+                        </button>
+                      </td>
                     </tr>
-                  </thead>
-                  <tbody>
-                    {rows.map((row) => {
-                      const enabled = Boolean(pick(row, 'enabled_by_default', 'enabled', 'is_enabled'));
-                      const name = show(pick(row, 'name'));
-                      return (
-                        <tr key={show(pick(row, 'id', 'guardrail_id'))}>
-                          <td>{name}</td>
-                          <td>{show(pick(row, 'kind', 'type'))}</td>
-                          <td>{show(pick(row, 'stage', 'mode'))}</td>
-                          <td>{show(pick(row, 'action'))}</td>
-                          <td>
-                            <span class={`tag ${enabled ? 'active' : 'revoked'}`}>{enabled ? 'enabled' : 'disabled'}</span>
-                          </td>
-                          <td>
-                            <button type="button" onClick={() => toggle(row)} aria-label={`${enabled ? 'Disable' : 'Enable'} ${name}`}>
-                              {enabled ? 'Disable' : 'Enable'}
-                            </button>
-                          </td>
-                        </tr>
-                      );
-                    })}
-                  </tbody>
-                </table>
-              </div>
+                  );
+                })}
+              </DataTable>
             );
           }}
         </ResourceView>
@@ -83,36 +68,22 @@ function GuardrailsView() {
             const rows = rowsOf(body);
             if (rows.length === 0) return <Empty>No guardrail has triggered yet.</Empty>;
             return (
-              <div class="table-scroll">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Time</th>
-                      <th scope="col">Guardrail</th>
-                      <th scope="col">Outcome</th>
-                      <th scope="col">Found</th>
-                      <th scope="col">Key</th>
-                      <th scope="col">Request</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {rows.map((row, index) => (
-                      <tr key={show(pick(row, 'id')) + index}>
-                        <td>{formatTime(pick<number | string>(row, 'created_at', 'time', 'timestamp'))}</td>
-                        <td>{show(pick(row, 'guardrail_name', 'name', 'guardrail_id'))}</td>
-                        <td>{show(pick(row, 'action', 'outcome', 'verdict'))}</td>
-                        <td>{show(pick(row, 'types', 'finding_types', 'categories'))}</td>
-                        <td>
-                          <code>{show(pick(row, 'key_alias'))}</code>
-                        </td>
-                        <td>
-                          <code>{show(pick(row, 'request_id'))}</code>
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <DataTable columns={['Time', 'Guardrail', 'Outcome', 'Found', 'Key', 'Request']}>
+                {rows.map((row, index) => (
+                  <tr key={show(pick(row, 'id')) + index}>
+                    <td>{formatTime(pick<number | string>(row, 'created_at', 'time', 'timestamp'))}</td>
+                    <td>{show(pick(row, 'guardrail_name', 'name', 'guardrail_id'))}</td>
+                    <td>{show(pick(row, 'action', 'outcome', 'verdict'))}</td>
+                    <td>{show(pick(row, 'types', 'finding_types', 'categories'))}</td>
+                    <td>
+                      <code>{show(pick(row, 'key_alias'))}</code>
+                    </td>
+                    <td>
+                      <code>{show(pick(row, 'request_id'))}</code>
+                    </td>
+                  </tr>
+                ))}
+              </DataTable>
             );
           }}
         </ResourceView>

@@ -3,6 +3,7 @@ import { ApiError } from '../api-client.js';
 import { BudgetBar } from '../components/budget-bar.js';
 import { ConfirmButton } from '../components/confirm-button.js';
 import { CopyButton } from '../components/copy-button.js';
+import { DataTable } from '../components/data-table.js';
 import { Empty, ErrorMessage, ResourceView } from '../components/status-view.js';
 import { formatTime, usdToNanos } from '../format.js';
 import { usePage } from '../page-context.js';
@@ -186,56 +187,38 @@ export function KeysPage() {
             data.length === 0 ? (
               <Empty>No keys yet. Create one above.</Empty>
             ) : (
-              <div class="table-scroll">
-                <table class="keys">
-                  <thead>
-                    <tr>
-                      <th scope="col">Name</th>
-                      <th scope="col">Key</th>
-                      <th scope="col">Team</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Spend</th>
-                      <th scope="col">Limits</th>
-                      <th scope="col">Last used</th>
-                      <th scope="col">
-                        <span class="visually-hidden">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {data.map((key) => (
-                      <tr key={key.id} data-key-id={key.id}>
-                        <td>
-                          {key.name}
-                          {key.role === 'org_admin' && <span class="tag">org admin</span>}
-                        </td>
-                        <td>
-                          <code>{key.key_alias}</code>
-                        </td>
-                        <td>{teamName(key.team_id)}</td>
-                        <td>
-                          <span class={`tag ${key.status}`}>{key.status}</span>
-                        </td>
-                        <td>
-                          <BudgetBar spentNanos={spendOf(key.id)} limitNanos={key.budget ? usdToNanos(key.budget.limit_usd) : null} />
-                          {key.budget && key.budget.period !== 'none' && <span class="hint"> ({key.budget.period})</span>}
-                        </td>
-                        <td>
-                          {key.limits.rpm ? `${key.limits.rpm} RPM` : 'tier RPM'}
-                          {', '}
-                          {key.limits.tpm ? `${key.limits.tpm} TPM` : 'tier TPM'}
-                        </td>
-                        <td>{formatTime(key.last_used_at)}</td>
-                        <td>
-                          {key.status === 'active' && (
-                            <ConfirmButton label="Revoke" confirmLabel="Yes, revoke" question={`Revoke ${key.name}? Calls with it fail at once.`} onConfirm={() => revoke(key)} />
-                          )}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <DataTable columns={['Name', 'Key', 'Team', 'Status', 'Spend', 'Limits', 'Last used', { hidden: 'Actions' }]} class="keys">
+                {data.map((key) => (
+                  <tr key={key.id} data-key-id={key.id}>
+                    <td>
+                      {key.name}
+                      {key.role === 'org_admin' && <span class="tag">org admin</span>}
+                    </td>
+                    <td>
+                      <code>{key.key_alias}</code>
+                    </td>
+                    <td>{teamName(key.team_id)}</td>
+                    <td>
+                      <span class={`tag ${key.status}`}>{key.status}</span>
+                    </td>
+                    <td>
+                      <BudgetBar spentNanos={spendOf(key.id)} limitNanos={key.budget ? usdToNanos(key.budget.limit_usd) : null} />
+                      {key.budget && key.budget.period !== 'none' && <span class="hint"> ({key.budget.period})</span>}
+                    </td>
+                    <td>
+                      {key.limits.rpm ? `${key.limits.rpm} RPM` : 'tier RPM'}
+                      {', '}
+                      {key.limits.tpm ? `${key.limits.tpm} TPM` : 'tier TPM'}
+                    </td>
+                    <td>{formatTime(key.last_used_at)}</td>
+                    <td>
+                      {key.status === 'active' && (
+                        <ConfirmButton label="Revoke" confirmLabel="Yes, revoke" question={`Revoke ${key.name}? Calls with it fail at once.`} onConfirm={() => revoke(key)} />
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </DataTable>
             )
           }
         </ResourceView>

@@ -1,3 +1,4 @@
+import { DataTable } from '../components/data-table.js';
 import { OrgRequired } from '../components/org-required.js';
 import { Empty, ResourceView } from '../components/status-view.js';
 import { formatNumber, formatUsdString } from '../format.js';
@@ -28,38 +29,24 @@ function PricingTable() {
         data.length === 0 ? (
           <Empty>No models are available to this organization.</Empty>
         ) : (
-          <div class="table-scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Model</th>
-                  <th scope="col">Input / 1M tokens</th>
-                  <th scope="col">Cached input / 1M</th>
-                  <th scope="col">Output / 1M tokens</th>
-                  <th scope="col">Context window</th>
-                  <th scope="col">Other prices</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.map((row) => (
-                  <tr key={row.model}>
-                    <th scope="row">{row.model}</th>
-                    {row.pricing ? (
-                      <>
-                        {MAIN_PRICES.map((name) => (
-                          <td key={name}>{formatUsdString(row.pricing?.[name] as string | undefined)}</td>
-                        ))}
-                        <td>{formatNumber(row.pricing.contextWindow as number | undefined)}</td>
-                        <td>{otherPrices(row.pricing) || '—'}</td>
-                      </>
-                    ) : (
-                      <td colSpan={5}>No price set: calls are refused unless the organization allows unpriced models.</td>
-                    )}
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable columns={['Model', 'Input / 1M tokens', 'Cached input / 1M', 'Output / 1M tokens', 'Context window', 'Other prices']}>
+            {data.map((row) => (
+              <tr key={row.model}>
+                <th scope="row">{row.model}</th>
+                {row.pricing ? (
+                  <>
+                    {MAIN_PRICES.map((name) => (
+                      <td key={name}>{formatUsdString(row.pricing?.[name] as string | undefined)}</td>
+                    ))}
+                    <td>{formatNumber(row.pricing.contextWindow as number | undefined)}</td>
+                    <td>{otherPrices(row.pricing) || '—'}</td>
+                  </>
+                ) : (
+                  <td colSpan={5}>No price set: calls are refused unless the organization allows unpriced models.</td>
+                )}
+              </tr>
+            ))}
+          </DataTable>
         )
       }
     </ResourceView>

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { DataTable } from '../components/data-table.js';
 import { OrgRequired } from '../components/org-required.js';
 import { Empty, ErrorMessage, ResourceView } from '../components/status-view.js';
 import { formatTime } from '../format.js';
@@ -24,28 +25,32 @@ function versionsOf(info: Row): Row[] {
   return [info];
 }
 
+function VersionSelect(props: { label: string; numbers: number[]; value: number | undefined; onChange: (version: number) => void }) {
+  return (
+    <label>
+      {props.label}
+      <select value={props.value} onChange={(event) => props.onChange(Number(event.currentTarget.value))}>
+        {props.numbers.map((number) => (
+          <option key={number} value={number}>
+            v{number}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 function DiffView({ before, after, left, right }: { before: string; after: string; left: string; right: string }) {
   const rows = sideBySide(before, after);
   return (
-    <div class="table-scroll">
-      <table class="diff">
-        <caption>Changes between versions</caption>
-        <thead>
-          <tr>
-            <th scope="col">{left}</th>
-            <th scope="col">{right}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((row, index) => (
-            <tr key={index} class={row.kind}>
-              <td>{row.left === null ? '' : <pre>{(row.kind === 'removed' || row.kind === 'changed' ? '− ' : '  ') + row.left}</pre>}</td>
-              <td>{row.right === null ? '' : <pre>{(row.kind === 'added' || row.kind === 'changed' ? '+ ' : '  ') + row.right}</pre>}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable columns={[left, right]} class="diff" caption="Changes between versions">
+      {rows.map((row, index) => (
+        <tr key={index} class={row.kind}>
+          <td>{row.left === null ? '' : <pre>{(row.kind === 'removed' || row.kind === 'changed' ? '− ' : '  ') + row.left}</pre>}</td>
+          <td>{row.right === null ? '' : <pre>{(row.kind === 'added' || row.kind === 'changed' ? '+ ' : '  ') + row.right}</pre>}</td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 
@@ -103,48 +108,18 @@ function PromptDetail({ promptId }: { promptId: string }) {
         <section class="panel" aria-labelledby="prompt-heading">
           <h2 id="prompt-heading">{show(pick(data, 'name'))}</h2>
           <p class="hint">{show(pick(data, 'description'))}</p>
-          <div class="table-scroll">
-            <table class="compact">
-              <caption>Versions</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Version</th>
-                  <th scope="col">Model</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {versions.map((version) => (
-                  <tr key={show(pick(version, 'version'))}>
-                    <td>{show(pick(version, 'version'))}</td>
-                    <td>{show(pick(version, 'model'))}</td>
-                    <td>{formatTime(pick<number | string>(version, 'created_at'))}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable columns={['Version', 'Model', 'Created']} class="compact" caption="Versions">
+            {versions.map((version) => (
+              <tr key={show(pick(version, 'version'))}>
+                <td>{show(pick(version, 'version'))}</td>
+                <td>{show(pick(version, 'model'))}</td>
+                <td>{formatTime(pick<number | string>(version, 'created_at'))}</td>
+              </tr>
+            ))}
+          </DataTable>
           <div class="toolbar">
-            <label>
-              Compare
-              <select value={left} onChange={(event) => setLeft(Number(event.currentTarget.value))}>
-                {numbers.map((number) => (
-                  <option key={number} value={number}>
-                    v{number}
-                  </option>
-                ))}
-              </select>
-            </label>
-            <label>
-              with
-              <select value={right} onChange={(event) => setRight(Number(event.currentTarget.value))}>
-                {numbers.map((number) => (
-                  <option key={number} value={number}>
-                    v{number}
-                  </option>
-                ))}
-              </select>
-            </label>
+            <VersionSelect label="Compare" numbers={numbers} value={left} onChange={setLeft} />
+            <VersionSelect label="with" numbers={numbers} value={right} onChange={setRight} />
           </div>
           {left !== undefined && right !== undefined && <DiffView before={versionText(byNumber(left))} after={versionText(byNumber(right))} left={`v${left}`} right={`v${right}`} />}
           {right !== undefined && <TryIt promptId={promptId} version={right} />}

@@ -1,4 +1,6 @@
 import { useState } from 'preact/hooks';
+import { DataTable } from '../components/data-table.js';
+import { Pager } from '../components/pager.js';
 import { Empty, ResourceView } from '../components/status-view.js';
 import { formatMs, formatNumber, formatTime, formatUsdString } from '../format.js';
 import { usePage } from '../page-context.js';
@@ -111,64 +113,36 @@ export function RequestLogPage() {
             <Empty>{offset ? 'No more requests.' : 'No requests match. Requests appear here a moment after they finish.'}</Empty>
           ) : (
             <>
-              <div class="table-scroll">
-                <table class="log">
-                  <thead>
-                    <tr>
-                      <th scope="col">Time</th>
-                      <th scope="col">Key</th>
-                      <th scope="col">Model</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Latency</th>
-                      <th scope="col">Tokens</th>
-                      <th scope="col">Cost</th>
-                      <th scope="col">
-                        <span class="visually-hidden">Details</span>
-                      </th>
+              <DataTable columns={['Time', 'Key', 'Model', 'Status', 'Latency', 'Tokens', 'Cost', { hidden: 'Details' }]} class="log">
+                {data.data.map((entry) => [
+                  <tr key={entry.id}>
+                    <td>{formatTime(entry.created_at)}</td>
+                    <td>
+                      <code>{entry.key_alias ?? '—'}</code>
+                    </td>
+                    <td>{entry.model ?? '—'}</td>
+                    <td>
+                      <span class={`tag ${entry.status >= 400 ? 'revoked' : 'active'}`}>{entry.status}</span> {entry.error_code ?? ''}
+                    </td>
+                    <td>{formatMs(entry.latency_ms)}</td>
+                    <td>{formatNumber(entry.prompt_tokens + entry.completion_tokens)}</td>
+                    <td>{formatUsdString(entry.cost_usd)}</td>
+                    <td>
+                      <button type="button" aria-expanded={open === entry.id} onClick={() => setOpen(open === entry.id ? undefined : entry.id)}>
+                        {open === entry.id ? 'Hide' : 'Details'}
+                      </button>
+                    </td>
+                  </tr>,
+                  open === entry.id && (
+                    <tr key={`${entry.id}-details`} class="details-row">
+                      <td colSpan={8}>
+                        <Details entry={entry} />
+                      </td>
                     </tr>
-                  </thead>
-                  <tbody>
-                    {data.data.map((entry) => [
-                      <tr key={entry.id}>
-                        <td>{formatTime(entry.created_at)}</td>
-                        <td>
-                          <code>{entry.key_alias ?? '—'}</code>
-                        </td>
-                        <td>{entry.model ?? '—'}</td>
-                        <td>
-                          <span class={`tag ${entry.status >= 400 ? 'revoked' : 'active'}`}>{entry.status}</span> {entry.error_code ?? ''}
-                        </td>
-                        <td>{formatMs(entry.latency_ms)}</td>
-                        <td>{formatNumber(entry.prompt_tokens + entry.completion_tokens)}</td>
-                        <td>{formatUsdString(entry.cost_usd)}</td>
-                        <td>
-                          <button type="button" aria-expanded={open === entry.id} onClick={() => setOpen(open === entry.id ? undefined : entry.id)}>
-                            {open === entry.id ? 'Hide' : 'Details'}
-                          </button>
-                        </td>
-                      </tr>,
-                      open === entry.id && (
-                        <tr key={`${entry.id}-details`} class="details-row">
-                          <td colSpan={8}>
-                            <Details entry={entry} />
-                          </td>
-                        </tr>
-                      ),
-                    ])}
-                  </tbody>
-                </table>
-              </div>
-              <nav class="pager" aria-label="Pages">
-                <button type="button" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>
-                  Newer
-                </button>
-                <span>
-                  {offset + 1}–{offset + data.data.length}
-                </span>
-                <button type="button" disabled={!data.has_more} onClick={() => setOffset(offset + PAGE_SIZE)}>
-                  Older
-                </button>
-              </nav>
+                  ),
+                ])}
+              </DataTable>
+              <Pager offset={offset} pageSize={PAGE_SIZE} shown={data.data.length} hasMore={data.has_more} onOffset={setOffset} />
             </>
           )
         }

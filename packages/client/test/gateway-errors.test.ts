@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { adminRequest, startGateway, type RunningGateway } from '../../../test/helpers/start-gateway.js';
+import { startGatewayForClient } from './start-gateway-for-client.js';
 import {
   APIError,
   AuthenticationError,
@@ -21,9 +22,7 @@ let running: RunningGateway;
 let gw: Gw;
 
 before(async () => {
-  running = await startGateway();
-  process.env['GW_API_KEY'] = running.apiKey;
-  process.env['GW_BASE_URL'] = running.baseURL;
+  running = await startGatewayForClient();
   gw = new Gw({ maxRetries: 0 });
 });
 

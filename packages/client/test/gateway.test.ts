@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { toFile } from 'openai';
-import { adminRequest, startGateway, type RunningGateway } from '../../../test/helpers/start-gateway.js';
+import { adminRequest, type RunningGateway } from '../../../test/helpers/start-gateway.js';
+import { startGatewayForClient } from './start-gateway-for-client.js';
 import {
   BadRequestError,
   Gw,
@@ -16,9 +17,7 @@ let running: RunningGateway;
 let gw: Gw;
 
 before(async () => {
-  running = await startGateway();
-  process.env['GW_API_KEY'] = running.apiKey;
-  process.env['GW_BASE_URL'] = running.baseURL;
+  running = await startGatewayForClient();
   // Retries absorb the tier's per-second ceiling when calls come back to back (the SDK honours Retry-After).
   gw = new Gw({ maxRetries: 4 });
 });

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { FinishReason, ToolCall } from '../../protocol/chat.js';
 import type { Usage } from '../../protocol/usage.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 import type { TranslationContext } from '../http/provider-adapter.js';
 import { buildChatCompletion } from '../openai/chat-chunks.js';
-import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 /** Anthropic stop_reason → OpenAI finish_reason (https://docs.anthropic.com/en/api/handling-stop-reasons). */
 export function anthropicFinishReason(stopReason: string | null | undefined): FinishReason | null {

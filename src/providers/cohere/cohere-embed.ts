@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { EmbeddingRequest } from '../../protocol/embeddings.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 import type { OperationTranslator } from '../http/provider-adapter.js';
 import { buildEmbeddingResponse, countEmbeddingTokens, embeddingInputTexts } from '../openai/embedding-shapes.js';
 import { cohereHeaders, cohereUrl } from './cohere-url.js';
-import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 const embedResponseSchema = z.looseObject({
   embeddings: z.looseObject({ float: z.array(z.array(z.number())) }),

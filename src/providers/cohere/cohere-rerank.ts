@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { documentText, type RerankRequest, type RerankResponse } from '../../protocol/rerank.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 import type { OperationTranslator } from '../http/provider-adapter.js';
 import { cohereHeaders, cohereUrl } from './cohere-url.js';
-import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 const rerankResponseSchema = z.looseObject({
   id: z.string().nullish(),

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { FinishReason, ToolCall } from '../../protocol/chat.js';
 import type { Usage } from '../../protocol/usage.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 import type { TranslationContext } from '../http/provider-adapter.js';
 import { buildChatCompletion, type ChoiceInput } from '../openai/chat-chunks.js';
-import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 const partSchema = z.looseObject({
   text: z.string().nullish(),

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import type { EmbeddingRequest } from '../../protocol/embeddings.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 import type { OperationTranslator } from '../http/provider-adapter.js';
 import { buildEmbeddingResponse, countEmbeddingTokens, embeddingInputTexts } from '../openai/embedding-shapes.js';
 import { geminiModelName, geminiModelUrl } from './gemini-url.js';
-import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 const batchResponseSchema = z.looseObject({ embeddings: z.array(z.looseObject({ values: z.array(z.number()) })) });
 

@@ -1,10 +1,10 @@
 import type { StreamEvent } from '../../pipeline/stage.js';
 import type { Usage } from '../../protocol/usage.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 import type { StreamTranslator, TranslationContext, UpstreamStreamMessage } from '../http/provider-adapter.js';
 import { createChunkBuilder } from '../openai/chat-chunks.js';
 import { geminiFinishReason, geminiResponseSchema, geminiToolCallId, geminiUsage } from './gemini-chat-response.js';
 import { parseGeminiError } from './gemini-error.js';
-import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 /**
  * streamGenerateContent?alt=sse: every event is a whole GenerateContentResponse holding the next

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { OcrRequest, OcrResponse } from '../../protocol/ocr.js';
-import type { OperationTranslator } from '../http/provider-adapter.js';
 import { parseUpstreamBody } from '../http/parse-upstream-body.js';
+import type { OperationTranslator } from '../http/provider-adapter.js';
 
 export const MISTRAL_BASE_URL = 'https://api.mistral.ai';
 

@@ -3,11 +3,11 @@ import { SPEECH_CONTENT_TYPES, type SpeechFormat, type SpeechRequest, type Trans
 import type { UploadedFile } from '../../pipeline/stage.js';
 import type { Usage } from '../../protocol/usage.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 import type { OperationTranslator } from '../http/provider-adapter.js';
 import { buildMultipartBody, multipartBoundary, type MultipartPart } from './multipart-body.js';
 import { openaiHeaders, openaiUrl } from './openai-endpoint.js';
 import { requestOf } from './translation-request.js';
-import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 /** POST /audio/speech (https://platform.openai.com/docs/api-reference/audio/createSpeech): JSON in, audio bytes out. */
 export const openaiSpeechTranslator: OperationTranslator<SpeechRequest> = {

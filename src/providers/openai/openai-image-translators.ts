@@ -2,11 +2,11 @@ import { z } from 'zod';
 import type { ImageEditRequest, ImageGenerationRequest, ImageResponse } from '../../protocol/images.js';
 import type { UploadedFile } from '../../pipeline/stage.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 import type { OperationTranslator, TranslationContext } from '../http/provider-adapter.js';
 import { buildMultipartBody, multipartBoundary, type MultipartPart } from './multipart-body.js';
 import { openaiHeaders, openaiUrl } from './openai-endpoint.js';
 import { requestOf } from './translation-request.js';
-import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 const imageResponseSchema = z.looseObject({
   created: z.number().nullish(),

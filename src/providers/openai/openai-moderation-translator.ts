@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { ModerationRequest, ModerationResponse } from '../../protocol/moderations.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 import type { OperationTranslator } from '../http/provider-adapter.js';
 import { openaiHeaders, openaiUrl } from './openai-endpoint.js';
-import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 const moderationSchema = z.looseObject({
   id: z.string().nullish(),

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import type { VideoRecord, VideoRequest, VideoStatus } from '../../protocol/videos.js';
 import type { DeploymentTarget } from '../provider.js';
+import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 import type { OperationTranslator, TranslationContext, UpstreamRequest } from '../http/provider-adapter.js';
 import { openaiHeaders, openaiUrl } from './openai-endpoint.js';
 import { requestOf } from './translation-request.js';
-import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 
 /**
  * OpenAI's videos API (https://platform.openai.com/docs/api-reference/videos): create a job, poll
