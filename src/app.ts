@@ -238,7 +238,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     logBatchSize: config.logBatchSize,
     onError: featureErrors,
   });
-  const templates = createTemplates({ db: database.db });
+  const templates = createTemplates({ db: database.db, changes });
   const experiments = createExperiments({ db: database.db, changes, statsFlushIntervalMs: config.logFlushIntervalMs, onError: featureErrors });
   const caching = createCaching({ redis, onError: featureErrors });
 
