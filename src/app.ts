@@ -294,7 +294,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
 
   registerInferenceRoutes(
     server,
-    { keys, models, recorder, requestTimeoutMs: config.requestTimeoutMs, inflight, logMessageContents: config.logMessageContents },
+    { keys, models, recorder, inflight, logMessageContents: config.logMessageContents },
     { pipelines, defaultModels: { moderation: firstModelFor('moderation'), image_edit: firstModelFor('image_edit') } },
   );
   registerModelRoutes(server, { keys, catalog, changes });

@@ -29,7 +29,6 @@ export interface InferenceDependencies {
   keys: KeyAuthenticator;
   models: ModelDirectory;
   recorder: RequestRecorder;
-  requestTimeoutMs: number;
   /** Record request and response text in the request log for every org (orgs can also opt in themselves). */
   logMessageContents: boolean;
   /** Tracks in-flight calls for graceful shutdown. */
