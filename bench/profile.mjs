@@ -5,7 +5,7 @@
 // profile-summary.json (read by report.mjs). Uses the data dir prepared by prepare.mjs.
 //
 //   node bench/profile.mjs --results DIR --peer PEERBENCH_DIR --root REPO
-import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gatewayEnvironment, resultPaths } from './lib/gateway-setup.mjs';
 import { measure } from './lib/measure.mjs';
@@ -55,10 +55,10 @@ async function main() {
   await waitForListening(mock, { port: mockPort, timeoutMs: 10_000 });
   const env = gatewayEnvironment({ ...state.sqlite, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: gwPort });
   const gateway = startProcess({
-    command: process.execPath,
-    args: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`, '--trace-gc', 'dist/src/main.js'],
+    command: join(root, 'bin/gw-server'),
+    args: [],
     cwd: root,
-    env,
+    env: { ...env, GW_NODE_FLAGS: `--cpu-prof --cpu-prof-dir=${profileDir} --trace-gc` },
     cpus: gwCpus,
     logFile: join(profileDir, 'gw.log'),
   });
@@ -79,7 +79,12 @@ async function main() {
   // CPU time per request is the figure that survives a busy machine; latency does not.
   const cpuPerRequestUs = outcome.result?.requests ? Math.round((outcome.gwCpuS * 1e6) / outcome.result.requests) : null;
   await stopProcess(gateway);
-  const file = readdirSync(profileDir).filter((name) => name.endsWith('.cpuprofile')).sort().at(-1);
+  // One profile per thread (a SQLite writer thread writes its own): the main thread's is the first
+  // one started, and the one with the most samples.
+  const file = readdirSync(profileDir)
+    .filter((name) => name.endsWith('.cpuprofile'))
+    .map((name) => ({ name, size: statSync(join(profileDir, name)).size }))
+    .sort((a, b) => b.size - a.size)[0]?.name;
   if (!file) throw new Error('no .cpuprofile written');
   // Only the measured load counts (plus the second of shutdown), not start-up or warm-up.
   const summary = summarizeProfile(JSON.parse(readFileSync(join(profileDir, file), 'utf8')), 40, seconds + 1);

@@ -61,7 +61,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 async function startGateway(mode) {
   if (await portOpen(settings.gwPort)) throw new Error(`port ${settings.gwPort} is in use (set BENCH_GW_PORT)`);
   const env = gatewayEnvironment({ ...mode, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: settings.gwPort });
-  const handle = startProcess({ command: process.execPath, args: ['dist/src/main.js'], cwd: root, env, cpus: cpus(settings.gwCpus), logFile: join(resultsDir, `gw-${mode.name}.log`) });
+  const handle = startProcess({ command: join(root, 'bin/gw-server'), args: [], cwd: root, env, cpus: cpus(settings.gwCpus), logFile: join(resultsDir, `gw-${mode.name}.log`) });
   started.push(handle);
   await waitForListening(handle, { port: settings.gwPort });
   return handle;

@@ -50,7 +50,7 @@ source "$RESULTS/gw.env"
   echo "# $(date -u +%FT%TZ) in $ROOT"
   echo "BENCH_QUICK=${BENCH_QUICK:-0} REPEATS=${REPEATS:-3} BENCH_REPEATS=${BENCH_REPEATS:-${REPEATS:-3}} DUR=${DUR:-8} STREAM_DUR=${STREAM_DUR:-6} BENCH_MODES=\"${BENCH_MODES:-sqlite postgres}\" BENCH_PROFILE=${BENCH_PROFILE:-0} npm run bench"
   echo "node bench/prepare.mjs --results bench/results/$STAMP --upstream http://127.0.0.1:$MOCK_PORT/v1 --root ."
-  echo "GW_NAME=gw GW_CMD='exec node dist/src/main.js' GW_HEADERS='Authorization: Bearer <bench key>' bash ../shared/peerbench/run.sh"
+  echo "GW_NAME=gw GW_CMD='exec bin/gw-server' GW_HEADERS='Authorization: Bearer <bench key>' bash ../shared/peerbench/run.sh"
   echo "node bench/run-scenarios.mjs --results bench/results/$STAMP --peer ../shared/peerbench --root ."
   if [ "${BENCH_PROFILE:-0}" = 1 ]; then echo "node bench/profile.mjs --results bench/results/$STAMP --peer ../shared/peerbench --root ."; fi
   echo "node bench/report.mjs --results bench/results/$STAMP --root ."
@@ -59,7 +59,7 @@ source "$RESULTS/gw.env"
 PEER_RC=0
 if [ "${BENCH_SKIP_PEERBENCH:-0}" != 1 ]; then
   log "peerbench: direct, Portkey and gw (GW_CMD), interleaved"
-  GW_NAME=gw GW_CMD='exec node dist/src/main.js' GW_HEADERS="Authorization: Bearer $BENCH_API_KEY" \
+  GW_NAME=gw GW_CMD='exec bin/gw-server' GW_HEADERS="Authorization: Bearer $BENCH_API_KEY" \
     OUT_JSON="$RESULTS/peerbench.json" RUN_DIR="$RESULTS/peerbench" \
     bash "$PEER/run.sh" || PEER_RC=$?
   [ "$PEER_RC" = 0 ] || log "WARNING: peerbench exited with $PEER_RC (3 = some answers were not 2xx/the mock's)"

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
 import type { Config } from './config/config-schema.js';
 import { createDatabase, type DatabaseHandle } from './db/create-database.js';
@@ -101,6 +101,8 @@ export interface Gateway {
 
 /** Redis connections fail fast when the server is away, so calls get their documented error instead of hanging. */
 async function connectRedis(url: string): Promise<Redis> {
+  // Loaded only when GW_REDIS_URL is set: an embedded install never pays for the client.
+  const { Redis } = await import('ioredis');
   const redis = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
   redis.on('error', () => {});
   await redis.connect();
@@ -117,7 +119,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   countTokens('warm up the tokenizer');
   const secrets = loadServerSecrets(config.secret, config.dataDir);
   const secretBox = createSecretBox(secrets.encryptionKey);
-  const database = await createDatabase(config.databaseUrl);
+  const database = await createDatabase(config.databaseUrl, { sqliteWriter: config.sqliteWriter });
   await migrateToLatest(database.db);
 
   const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;

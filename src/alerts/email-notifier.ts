@@ -1,4 +1,4 @@
-import { createTransport, type Transporter } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Notifier, NotificationPayload } from './channel-types.js';
 import { formatDetailValue } from './format-detail-value.js';
 
@@ -18,9 +18,11 @@ export function buildEmailMessage(payload: NotificationPayload): { subject: stri
 }
 
 export function createEmailNotifier(options: EmailNotifierOptions): Notifier {
-  // One transport per notifier, built on first use, so a server without SMTP never opens one.
+  // One transport per notifier, built on first use, so a server without SMTP never opens one (nor
+  // loads the mail library).
   let transport: Transporter | undefined;
-  const transportFor = (smtpUrl: string): Transporter => {
+  const transportFor = async (smtpUrl: string): Promise<Transporter> => {
+    const { createTransport } = await import('nodemailer');
     transport ??= createTransport({
       url: smtpUrl,
       connectionTimeout: options.timeoutMs,
@@ -37,7 +39,7 @@ export function createEmailNotifier(options: EmailNotifierOptions): Notifier {
       if (!options.smtpUrl) return { delivered: false, status: null, error: 'email is not configured on this server (set GW_SMTP_URL)', latencyMs: 0 };
       try {
         const { subject, text } = buildEmailMessage(payload);
-        const info = await transportFor(options.smtpUrl).sendMail({ from: options.from, to: channel.config.to, subject, text });
+        const info = await (await transportFor(options.smtpUrl)).sendMail({ from: options.from, to: channel.config.to, subject, text });
         const rejected = (info.rejected ?? []).map(String);
         if (rejected.length > 0) return { delivered: false, status: null, error: `recipients rejected: ${rejected.join(', ')}`, latencyMs: elapsed() };
         return { delivered: true, status: null, error: null, latencyMs: elapsed() };

@@ -91,7 +91,7 @@ async function main(argv: string[]): Promise<void> {
   }
   if (command === 'migrate') {
     const config = loadConfig(process.env);
-    const database = await createDatabase(config.databaseUrl);
+    const database = await createDatabase(config.databaseUrl, { sqliteWriter: config.sqliteWriter });
     const applied = await migrateToLatest(database.db);
     await database.close();
     return print(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');

@@ -1,6 +1,7 @@
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
-import { createKyselyBulkInserter, createSqliteWorkerBulkInserter, type BulkInsert } from './bulk-insert.js';
+import { availableParallelism } from 'node:os';
+import { createKyselyBulkInserter, createSqliteInlineBulkInserter, createSqliteWorkerBulkInserter, type BulkInsert } from './bulk-insert.js';
 
 export type DatabaseDialect = 'sqlite' | 'postgres';
 
@@ -14,17 +15,26 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
+export interface DatabaseOptions {
+  /**
+   * Where the embedded file's batched inserts run: a writer thread with its own connection, the
+   * main thread in small slices, or `auto` (the thread only when this process may use more than
+   * one CPU; `os.availableParallelism()` honours the CPU affinity mask).
+   */
+  sqliteWriter?: 'auto' | 'thread' | 'inline';
+}
+
 /**
  * Opens the database named by `url`: `sqlite:<path>` (embedded default), `sqlite::memory:`, or
  * `postgres://…`. Drivers are imported lazily so a SQLite install never loads pg and vice versa.
  */
-export async function createDatabase(url: string): Promise<DatabaseHandle> {
+export async function createDatabase(url: string, options: DatabaseOptions = {}): Promise<DatabaseHandle> {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url);
-  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), options.sqliteWriter ?? 'auto');
   throw new Error(`GW_DATABASE_URL must start with sqlite: or postgres://, got "${url.split(':')[0]}:…"`);
 }
 
-async function openSqlite(path: string): Promise<DatabaseHandle> {
+async function openSqlite(path: string, writer: NonNullable<DatabaseOptions['sqliteWriter']>): Promise<DatabaseHandle> {
   const { default: SQLite } = await import('better-sqlite3');
   if (path !== ':memory:') {
     const { mkdirSync } = await import('node:fs');
@@ -39,7 +49,9 @@ async function openSqlite(path: string): Promise<DatabaseHandle> {
   connection.pragma('foreign_keys = ON');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
   // ':memory:' cannot be shared with a second connection, so it keeps inserts on the main one.
-  const inserter = path === ':memory:' || path === '' ? createKyselyBulkInserter(db) : createSqliteWorkerBulkInserter(path);
+  const inMemory = path === ':memory:' || path === '';
+  const useThread = writer === 'thread' || (writer === 'auto' && availableParallelism() > 1);
+  const inserter = inMemory ? createKyselyBulkInserter(db) : useThread ? createSqliteWorkerBulkInserter(path) : createSqliteInlineBulkInserter(connection);
   return {
     db,
     dialect: 'sqlite',

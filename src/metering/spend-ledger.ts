@@ -2,7 +2,7 @@ import type { BulkInsert } from '../db/bulk-insert.js';
 import { type Kysely, sql } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { createBatchWriter, type BatchWriter } from '../lib/batch-writer.js';
-import { newId } from '../lib/ids.js';
+import { newTimeOrderedId } from '../lib/ids.js';
 import type { Usage } from '../protocol/usage.js';
 
 /** One metered call, as appended to spend_ledger. */
@@ -57,7 +57,7 @@ export function createSqlSpendLedger(options: SqlSpendLedgerOptions): SpendLedge
     onError: (error) => options.onError?.(error),
     async write(entries) {
       const rows = entries.map((entry) => ({
-            id: newId(),
+            id: newTimeOrderedId(),
             request_id: entry.requestId,
             org_id: entry.orgId,
             key_id: entry.keyId,

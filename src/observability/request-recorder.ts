@@ -1,7 +1,7 @@
 import type { BulkInsert } from '../db/bulk-insert.js';
 import type { RequestLogTable } from '../db/schema.js';
 import { createBatchWriter, type BatchWriter } from '../lib/batch-writer.js';
-import { newId } from '../lib/ids.js';
+import { newTimeOrderedId } from '../lib/ids.js';
 
 export type RequestLogEntry = Omit<RequestLogTable, 'id'>;
 
@@ -37,7 +37,7 @@ export function createSqlRequestRecorder(bulkInsert: BulkInsert, options: Reques
   });
   return {
     record(entry) {
-      writer.add({ id: newId(), ...entry });
+      writer.add({ id: newTimeOrderedId(), ...entry });
       for (const listener of listeners) {
         try {
           listener(entry);

@@ -1,8 +1,11 @@
-import { createTwoFilesPatch } from 'diff';
 import type { TemplateVersion } from './sql-template-store.js';
 
-/** A unified diff between two versions, over a readable rendering of model, parameters and messages. */
-export function diffTemplateVersions(name: string, from: TemplateVersion, to: TemplateVersion): string {
+/**
+ * A unified diff between two versions, over a readable rendering of model, parameters and messages.
+ * The diff library loads on the first diff: most processes never serve one.
+ */
+export async function diffTemplateVersions(name: string, from: TemplateVersion, to: TemplateVersion): Promise<string> {
+  const { createTwoFilesPatch } = await import('diff');
   return createTwoFilesPatch(`${name}@v${from.version}`, `${name}@v${to.version}`, versionText(from), versionText(to), `v${from.version}`, `v${to.version}`);
 }
 

@@ -60,7 +60,7 @@ export function registerPromptRoutes(app: FastifyInstance, dependencies: PromptR
     const [from, to] = await Promise.all([store.getVersion(org.id, template.id, v1), store.getVersion(org.id, template.id, v2)]);
     if (!from) throw new GatewayError('not_found', `Prompt template '${prompt_id}' has no version ${v1}.`, { param: 'v1' });
     if (!to) throw new GatewayError('not_found', `Prompt template '${prompt_id}' has no version ${v2}.`, { param: 'v2' });
-    return { object: 'prompt.diff', prompt_id: template.id, v1, v2, diff: diffTemplateVersions(template.name, from, to) };
+    return { object: 'prompt.diff', prompt_id: template.id, v1, v2, diff: await diffTemplateVersions(template.name, from, to) };
   });
 
   app.get('/api/admin/prompts', { schema: { tags: ['Prompts'], security: [{ bearerAuth: [] }] } }, async (request) => {
