@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import SQLite from 'better-sqlite3';
+import { createSqliteInlineBulkInserter, createSqliteWorkerBulkInserter, type BulkInserter } from './bulk-insert.js';
+import type { Database } from './schema.js';
+
+const directory = mkdtempSync(join(tmpdir(), 'gw-bulk-insert-'));
+after(() => rmSync(directory, { recursive: true, force: true }));
+
+function openFile(name: string): { path: string; connection: SQLite.Database } {
+  const path = join(directory, name);
+  const connection = new SQLite(path);
+  connection.pragma('journal_mode = WAL');
+  connection.exec('create table spend_ledger (id text primary key, request_id text not null unique, cost_nanos bigint not null, "user" text)');
+  return { path, connection };
+}
+
+const ledgerRows = (from: number, count: number) =>
+  Array.from({ length: count }, (_, index) => ({ id: `row-${from + index}`, request_id: `req-${from + index}`, cost_nanos: from + index, user: null })) as unknown as Database['spend_ledger'][];
+
+for (const kind of ['inline', 'thread'] as const) {
+  test(`${kind} writer: a batch larger than a slice lands whole, in order, and a retried batch skips rows it already wrote`, async () => {
+    const { path, connection } = openFile(`${kind}.db`);
+    const inserter: BulkInserter = kind === 'inline' ? createSqliteInlineBulkInserter(connection) : createSqliteWorkerBulkInserter(path);
+    try {
+      await inserter.insert('spend_ledger', ledgerRows(0, 300), { ignoreConflicts: true });
+      await inserter.insert('spend_ledger', ledgerRows(250, 100), { ignoreConflicts: true });
+      const rows = connection.prepare('select request_id, cost_nanos from spend_ledger order by rowid').all() as Array<{ request_id: string; cost_nanos: number }>;
+      assert.equal(rows.length, 350);
+      assert.deepEqual(rows.slice(0, 2), [{ request_id: 'req-0', cost_nanos: 0 }, { request_id: 'req-1', cost_nanos: 1 }]);
+      assert.equal(rows.at(-1)!.request_id, 'req-349');
+      // Without ignoreConflicts a duplicate is an error, not a silent skip.
+      await assert.rejects(inserter.insert('spend_ledger', ledgerRows(0, 1)), /UNIQUE/);
+    } finally {
+      await inserter.close();
+      connection.close();
+    }
+  });
+}
+
+test('inline writer: the event loop gets a turn between slices of a large batch', async () => {
+  const { connection } = openFile('turns.db');
+  const inserter = createSqliteInlineBulkInserter(connection);
+  let turns = 0;
+  const ticker = setInterval(() => turns++, 0);
+  try {
+    await inserter.insert('spend_ledger', ledgerRows(0, 64 * 20));
+    assert.ok(turns >= 1, 'a timer ran while the batch was being written');
+    assert.equal((connection.prepare('select count(*) as n from spend_ledger').get() as { n: number }).n, 64 * 20);
+  } finally {
+    clearInterval(ticker);
+    connection.close();
+  }
+});
+
+test('inline writer: table and column names must be plain identifiers', async () => {
+  const { connection } = openFile('names.db');
+  const inserter = createSqliteInlineBulkInserter(connection);
+  try {
+    await assert.rejects(inserter.insert('spend_ledger', [{ 'id"; drop table x; --': 'a' }] as never), /not a plain identifier/);
+  } finally {
+    connection.close();
+  }
+});
