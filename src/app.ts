@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
 import type { Config } from './config/config-schema.js';
 import { createDatabase, type DatabaseHandle } from './db/create-database.js';
 import { migrateToLatest } from './db/migrate.js';
@@ -58,6 +57,7 @@ import { createLocalVideoJobBackend, createOpenAIVideoJobBackend, type VideoJobB
 import { startVideoJobRunner } from './videos/video-job-runner.js';
 import { registerVideoRoutes } from './http/routes/video-routes.js';
 import { newId } from './lib/ids.js';
+import { cl100k } from './tokenizer/cl100k.js';
 import { createGatewayMetrics } from './observability/gateway-metrics.js';
 import { registerMetricsRoute, startMetricsListener } from './http/routes/metrics-routes.js';
 import { startTracing, traceStage, traceUpstream } from './observability/tracing.js';
@@ -115,8 +115,8 @@ async function connectRedis(url: string): Promise<Redis> {
  * in the GW_CONFIG file.
  */
 export async function createGateway(config: Config, environment: NodeJS.ProcessEnv = {}): Promise<Gateway> {
-  // The tokenizer builds its tables on first use (about 2 s); pay that at start, not on the first call.
-  countTokens('warm up the tokenizer');
+  // The tokenizer builds its tables on first use; pay that at start, not on the first call.
+  cl100k().countTokens('warm up the tokenizer');
   const secrets = loadServerSecrets(config.secret, config.dataDir);
   const secretBox = createSecretBox(secrets.encryptionKey);
   const database = await createDatabase(config.databaseUrl, { sqliteWriter: config.sqliteWriter });

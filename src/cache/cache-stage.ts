@@ -1,4 +1,4 @@
-import type { GatewayCall, Stage, StreamEvent } from '../pipeline/stage.js';
+import type { GatewayCall, Next, Outcome, Stage, StreamEvent } from '../pipeline/stage.js';
 import type { ChatCompletion, ChatCompletionChunk } from '../protocol/chat.js';
 import { usageToOpenAI } from '../protocol/usage.js';
 import { tapStream } from '../lib/tap-stream.js';
@@ -26,7 +26,7 @@ export function createCacheStage(deps: CacheStageDeps): Stage {
   const report = (error: unknown) => deps.onError?.(error);
   return {
     name: 'cache',
-    async run(call, next) {
+    run(call, next) {
       if (!CACHED_OPERATIONS.has(call.operation)) return next(call);
       const requested = (call.request as { gw_cache?: unknown }).gw_cache;
       const enabled = typeof requested === 'boolean' ? requested : call.auth.org.settings.cacheDefault;
@@ -36,33 +36,37 @@ export function createCacheStage(deps: CacheStageDeps): Stage {
         call.record.cache = 'skip';
         return next(call);
       }
-      const key = cacheKey({ orgId: call.auth.org.id, operation: call.operation, model: call.model, request: call.request });
-      let cached: unknown;
-      try {
-        cached = await deps.cache.get(key);
-      } catch (error) {
-        report(error);
-      }
-      if (cached !== undefined) {
-        call.record.cache = 'hit';
-        call.record.headers['x-gw-cache'] = 'hit';
-        if (call.stream) return { kind: 'stream', events: replayEvents(replayChatCompletion(cached as ChatCompletion, call.includeUsage)) };
-        return { kind: 'json', body: cached };
-      }
-      call.record.cache = 'miss';
-      call.record.headers['x-gw-cache'] = 'miss';
-      const outcome = await next(call);
-      const store = (value: unknown) => {
-        deps.cache.set(key, value, ttlMs).catch(report);
-      };
-      if (outcome.kind === 'json') {
-        if (isCompleteAnswer(call, outcome.body)) store(outcome.body);
-        return outcome;
-      }
-      if (outcome.kind === 'stream' && call.operation === 'chat') return { kind: 'stream', events: assembleWhileStreaming(call, outcome.events, store) };
-      return outcome;
+      return lookUp(call, next, ttlMs);
     },
   };
+
+  async function lookUp(call: GatewayCall, next: Next, ttlMs: number): Promise<Outcome> {
+    const key = cacheKey({ orgId: call.auth.org.id, operation: call.operation, model: call.model, request: call.request });
+    let cached: unknown;
+    try {
+      cached = await deps.cache.get(key);
+    } catch (error) {
+      report(error);
+    }
+    if (cached !== undefined) {
+      call.record.cache = 'hit';
+      call.record.headers['x-gw-cache'] = 'hit';
+      if (call.stream) return { kind: 'stream', events: replayEvents(replayChatCompletion(cached as ChatCompletion, call.includeUsage)) };
+      return { kind: 'json', body: cached };
+    }
+    call.record.cache = 'miss';
+    call.record.headers['x-gw-cache'] = 'miss';
+    const outcome = await next(call);
+    const store = (value: unknown) => {
+      deps.cache.set(key, value, ttlMs).catch(report);
+    };
+    if (outcome.kind === 'json') {
+      if (isCompleteAnswer(call, outcome.body)) store(outcome.body);
+      return outcome;
+    }
+    if (outcome.kind === 'stream' && call.operation === 'chat') return { kind: 'stream', events: assembleWhileStreaming(call, outcome.events, store) };
+    return outcome;
+  }
 }
 
 function assembleWhileStreaming(call: GatewayCall, events: AsyncIterable<StreamEvent>, store: (value: unknown) => void): AsyncIterable<StreamEvent> {

@@ -1,5 +1,5 @@
 import { tapStream } from '../lib/tap-stream.js';
-import type { GatewayCall, Stage } from '../pipeline/stage.js';
+import type { GatewayCall, Next, Outcome, Stage } from '../pipeline/stage.js';
 import { usageTotals } from '../protocol/usage.js';
 import { assignVariant } from './assign-variant.js';
 import type { ExperimentStatsRecorder } from './experiment-stats-recorder.js';
@@ -7,7 +7,7 @@ import type { Experiment } from './experiment-types.js';
 import type { ExperimentStore } from './sql-experiment-store.js';
 
 export interface AbTestStageDeps {
-  store: Pick<ExperimentStore, 'listActive'>;
+  store: Pick<ExperimentStore, 'listActive' | 'peekActive'>;
   stats: Pick<ExperimentStatsRecorder, 'record'>;
   random?: () => number;
 }
@@ -21,44 +21,51 @@ export interface AbTestStageDeps {
 export function createAbTestStage(deps: AbTestStageDeps): Stage {
   return {
     name: 'abTest',
-    async run(call, next) {
+    run(call, next) {
       if (call.operation !== 'chat') return next(call);
-      const experiments = await deps.store.listActive(call.auth.org.id);
-      if (experiments.length === 0) return next(call);
-      const request = call.request as Record<string, unknown>;
-      const templateId = (request.gw_prompt_template_id as string | null | undefined) ?? call.auth.org.settings.defaultPromptTemplateId;
-      const experiment = experiments.find(
-        (candidate) =>
-          (candidate.targetKind === 'model' && candidate.target === call.model) ||
-          (candidate.targetKind === 'template' && templateId !== null && candidate.target === templateId),
-      );
-      if (!experiment) return next(call);
-      const variant = assignVariant(experiment, call.user, deps.random);
-      const changed: Record<string, unknown> = { ...request, ...(variant.parameters ?? {}) };
-      const model = variant.model ?? call.model;
-      changed.model = model;
-      if (experiment.targetKind === 'template') {
-        changed.gw_prompt_template_id = experiment.target;
-        if (variant.template_version !== undefined) changed.gw_prompt_version = variant.template_version;
-      }
-      const label = `${experiment.name}:${variant.name}`;
-      call.record.abVariant = label;
-      call.record.headers['x-gw-ab-test'] = label;
-      const settle = (error: boolean) => recordOutcome(deps, experiment, variant.name, call, error);
-      let outcome;
-      try {
-        outcome = await next({ ...call, request: changed, model });
-      } catch (error) {
-        settle(true);
-        throw error;
-      }
-      if (outcome.kind !== 'stream') {
-        settle(false);
-        return outcome;
-      }
-      return { kind: 'stream', events: tapStream(outcome.events, { onEnd: ({ completed }) => settle(!completed) }) };
+      // Most orgs run no experiment: known from memory, the call goes on without waiting a turn.
+      const cached = deps.store.peekActive?.(call.auth.org.id);
+      if (cached !== undefined && cached.length === 0) return next(call);
+      return runExperiment(call, next, cached);
     },
   };
+
+  async function runExperiment(call: GatewayCall, next: Next, cached: Experiment[] | undefined): Promise<Outcome> {
+    const experiments = cached ?? (await deps.store.listActive(call.auth.org.id));
+    if (experiments.length === 0) return next(call);
+    const request = call.request as Record<string, unknown>;
+    const templateId = (request.gw_prompt_template_id as string | null | undefined) ?? call.auth.org.settings.defaultPromptTemplateId;
+    const experiment = experiments.find(
+      (candidate) =>
+        (candidate.targetKind === 'model' && candidate.target === call.model) ||
+        (candidate.targetKind === 'template' && templateId !== null && candidate.target === templateId),
+    );
+    if (!experiment) return next(call);
+    const variant = assignVariant(experiment, call.user, deps.random);
+    const changed: Record<string, unknown> = { ...request, ...(variant.parameters ?? {}) };
+    const model = variant.model ?? call.model;
+    changed.model = model;
+    if (experiment.targetKind === 'template') {
+      changed.gw_prompt_template_id = experiment.target;
+      if (variant.template_version !== undefined) changed.gw_prompt_version = variant.template_version;
+    }
+    const label = `${experiment.name}:${variant.name}`;
+    call.record.abVariant = label;
+    call.record.headers['x-gw-ab-test'] = label;
+    const settle = (error: boolean) => recordOutcome(deps, experiment, variant.name, call, error);
+    let outcome;
+    try {
+      outcome = await next({ ...call, request: changed, model });
+    } catch (error) {
+      settle(true);
+      throw error;
+    }
+    if (outcome.kind !== 'stream') {
+      settle(false);
+      return outcome;
+    }
+    return { kind: 'stream', events: tapStream(outcome.events, { onEnd: ({ completed }) => settle(!completed) }) };
+  }
 }
 
 function recordOutcome(deps: AbTestStageDeps, experiment: Experiment, variant: string, call: GatewayCall, error: boolean): void {

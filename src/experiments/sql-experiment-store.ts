@@ -14,6 +14,8 @@ export interface ExperimentStore {
   list(orgId: string): Promise<Experiment[]>;
   /** Active experiments of the org, oldest first (the oldest wins when two share a target). */
   listActive(orgId: string): Promise<Experiment[]>;
+  /** The org's active experiments when a cache holds them already (cached stores only). */
+  peekActive?(orgId: string): Experiment[] | undefined;
   get(orgId: string, id: string): Promise<Experiment | undefined>;
   create(input: NewExperiment): Promise<Experiment>;
   update(orgId: string, id: string, patch: ExperimentPatch): Promise<Experiment | undefined>;

@@ -1,10 +1,10 @@
-import type { Stage } from '../pipeline/stage.js';
+import type { GatewayCall, Next, Outcome, Stage } from '../pipeline/stage.js';
 import { type GuardrailRunDeps, runGuardrails } from './run-guardrails.js';
-import { selectGuardrails } from './select-guardrails.js';
+import { runsNoGuardrails, selectGuardrails } from './select-guardrails.js';
 import type { GuardrailStore } from './sql-guardrail-store.js';
 
 export interface GuardrailStageDeps extends GuardrailRunDeps {
-  store: Pick<GuardrailStore, 'list'>;
+  store: Pick<GuardrailStore, 'list' | 'peekList'>;
 }
 
 type Message = { content?: unknown; [field: string]: unknown };
@@ -18,19 +18,23 @@ type Slot = { message: number; part: number | null };
 export function createInputGuardrailStage(deps: GuardrailStageDeps): Stage {
   return {
     name: 'inputGuardrails',
-    async run(call, next) {
-      if (call.operation !== 'chat') return next(call);
-      const guardrails = await selectGuardrails(deps.store, call, 'pre');
-      if (guardrails.length === 0) return next(call);
-      call.record.headers['x-gw-guardrails-applied'] = guardrails.map((guardrail) => guardrail.name).join(',');
-      const messages = ((call.request as { messages?: Message[] }).messages ?? []) as Message[];
-      const { texts, slots } = collectTexts(messages);
-      const result = await runGuardrails(guardrails, texts, call, 'pre', deps);
-      if (!result.changed) return next(call);
-      const request = { ...call.request, messages: replaceTexts(messages, slots, result.texts) };
-      return next({ ...call, request });
+    run(call, next) {
+      if (call.operation !== 'chat' || runsNoGuardrails(deps.store, call, 'pre')) return next(call);
+      return checkInput(call, next);
     },
   };
+
+  async function checkInput(call: GatewayCall, next: Next): Promise<Outcome> {
+    const guardrails = await selectGuardrails(deps.store, call, 'pre');
+    if (guardrails.length === 0) return next(call);
+    call.record.headers['x-gw-guardrails-applied'] = guardrails.map((guardrail) => guardrail.name).join(',');
+    const messages = ((call.request as { messages?: Message[] }).messages ?? []) as Message[];
+    const { texts, slots } = collectTexts(messages);
+    const result = await runGuardrails(guardrails, texts, call, 'pre', deps);
+    if (!result.changed) return next(call);
+    const request = { ...call.request, messages: replaceTexts(messages, slots, result.texts) };
+    return next({ ...call, request });
+  }
 }
 
 function collectTexts(messages: Message[]): { texts: string[]; slots: Slot[] } {

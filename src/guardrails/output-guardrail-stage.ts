@@ -1,8 +1,8 @@
 import type { ChatCompletion, ChatCompletionChunk } from '../protocol/chat.js';
-import type { Outcome, Stage, StreamEvent } from '../pipeline/stage.js';
+import type { GatewayCall, Next, Outcome, Stage, StreamEvent } from '../pipeline/stage.js';
 import type { GuardrailStageDeps } from './input-guardrail-stage.js';
 import { runGuardrails } from './run-guardrails.js';
-import { selectGuardrails } from './select-guardrails.js';
+import { runsNoGuardrails, selectGuardrails } from './select-guardrails.js';
 
 /**
  * Post-call guardrails on chat answers. A JSON answer is checked as is. A stream is buffered whole,
@@ -12,32 +12,36 @@ import { selectGuardrails } from './select-guardrails.js';
 export function createOutputGuardrailStage(deps: GuardrailStageDeps): Stage {
   return {
     name: 'outputGuardrails',
-    async run(call, next) {
-      if (call.operation !== 'chat') return next(call);
-      const guardrails = await selectGuardrails(deps.store, call, 'post');
-      if (guardrails.length === 0) return next(call);
-      call.record.headers['x-gw-post-call-guardrails'] = guardrails.map((guardrail) => guardrail.name).join(',');
-      const outcome = await next(call);
-      if (outcome.kind === 'json') {
-        const body = outcome.body as ChatCompletion;
-        if (!Array.isArray(body?.choices)) return outcome;
-        const texts = body.choices.map((choice) => choice.message?.content ?? '');
-        const result = await runGuardrails(guardrails, texts, call, 'post', deps);
-        if (!result.changed) return outcome;
-        const choices = body.choices.map((choice, index) =>
-          choice.message?.content == null ? choice : { ...choice, message: { ...choice.message, content: result.texts[index] } },
-        );
-        // The raw upstream bytes no longer match the body, so they are dropped.
-        const { raw: _raw, ...rest } = outcome;
-        return { ...rest, body: { ...body, choices } };
-      }
-      if (outcome.kind !== 'stream') return outcome;
-      call.record.headers['x-gw-stream-buffered'] = 'true';
-      const buffered: StreamEvent[] = [];
-      for await (const event of outcome.events) buffered.push(event);
-      return checkBufferedStream(buffered, async (texts) => runGuardrails(guardrails, texts, call, 'post', deps));
+    run(call, next) {
+      if (call.operation !== 'chat' || runsNoGuardrails(deps.store, call, 'post')) return next(call);
+      return checkOutput(call, next);
     },
   };
+
+  async function checkOutput(call: GatewayCall, next: Next): Promise<Outcome> {
+    const guardrails = await selectGuardrails(deps.store, call, 'post');
+    if (guardrails.length === 0) return next(call);
+    call.record.headers['x-gw-post-call-guardrails'] = guardrails.map((guardrail) => guardrail.name).join(',');
+    const outcome = await next(call);
+    if (outcome.kind === 'json') {
+      const body = outcome.body as ChatCompletion;
+      if (!Array.isArray(body?.choices)) return outcome;
+      const texts = body.choices.map((choice) => choice.message?.content ?? '');
+      const result = await runGuardrails(guardrails, texts, call, 'post', deps);
+      if (!result.changed) return outcome;
+      const choices = body.choices.map((choice, index) =>
+        choice.message?.content == null ? choice : { ...choice, message: { ...choice.message, content: result.texts[index] } },
+      );
+      // The raw upstream bytes no longer match the body, so they are dropped.
+      const { raw: _raw, ...rest } = outcome;
+      return { ...rest, body: { ...body, choices } };
+    }
+    if (outcome.kind !== 'stream') return outcome;
+    call.record.headers['x-gw-stream-buffered'] = 'true';
+    const buffered: StreamEvent[] = [];
+    for await (const event of outcome.events) buffered.push(event);
+    return checkBufferedStream(buffered, async (texts) => runGuardrails(guardrails, texts, call, 'post', deps));
+  }
 }
 
 async function checkBufferedStream(

@@ -11,7 +11,21 @@ import type { GuardrailStore } from './sql-guardrail-store.js';
 export async function selectGuardrails(store: Pick<GuardrailStore, 'list'>, call: GatewayCall, when: 'pre' | 'post'): Promise<Guardrail[]> {
   const requested = (call.request as { gw_guardrail_ids?: unknown }).gw_guardrail_ids;
   if (Array.isArray(requested) && requested.length === 0) return [];
-  const all = await store.list(call.auth.org.id);
+  return chooseGuardrails(await store.list(call.auth.org.id), requested, when);
+}
+
+/**
+ * True when the call certainly runs no guardrail at this stage, known without waiting: it asked
+ * for none, or it named none and the org's cached list has no default one for the stage.
+ */
+export function runsNoGuardrails(store: Pick<GuardrailStore, 'peekList'>, call: GatewayCall, when: 'pre' | 'post'): boolean {
+  const requested = (call.request as { gw_guardrail_ids?: unknown }).gw_guardrail_ids;
+  if (Array.isArray(requested)) return requested.length === 0;
+  const all = store.peekList?.(call.auth.org.id);
+  return all !== undefined && !all.some((guardrail) => guardrail.enabledByDefault && runsAt(guardrail, when));
+}
+
+function chooseGuardrails(all: Guardrail[], requested: unknown, when: 'pre' | 'post'): Guardrail[] {
   if (!Array.isArray(requested)) return all.filter((guardrail) => guardrail.enabledByDefault && runsAt(guardrail, when));
   const byId = new Map(all.map((guardrail) => [guardrail.id, guardrail]));
   const chosen: Guardrail[] = [];

@@ -29,6 +29,8 @@ export interface GuardrailLogEntry {
 
 export interface GuardrailStore {
   list(orgId: string): Promise<Guardrail[]>;
+  /** The org's guardrails when a cache holds them already (cached stores only). */
+  peekList?(orgId: string): Guardrail[] | undefined;
   get(orgId: string, id: string): Promise<Guardrail | undefined>;
   /** Throws when the org already has a guardrail of that name (unique constraint). */
   create(input: NewGuardrail): Promise<Guardrail>;

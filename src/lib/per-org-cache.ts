@@ -7,13 +7,18 @@ import type { ChangeFeed } from './change-feed.js';
  */
 export interface PerOrgCache<T> {
   get(orgId: string): Promise<T>;
+  /**
+   * The org's value when it is in memory, fresh and loaded; else undefined (then use get). Lets a
+   * stage with nothing to do pass a call on without waiting a turn of the event loop.
+   */
+  peek(orgId: string): T | undefined;
   /** Drops the org's entry here and on every other instance. */
   changed(orgId: string): Promise<void>;
 }
 
 export function createPerOrgCache<T>(load: (orgId: string) => Promise<T>, options: { changes: ChangeFeed; ttlMs?: number }): PerOrgCache<T> {
   const ttlMs = options.ttlMs ?? 30_000;
-  const entries = new Map<string, { value: Promise<T>; expiresAt: number }>();
+  const entries = new Map<string, { value: Promise<T>; expiresAt: number; loaded?: { value: T } }>();
   options.changes.subscribe((notice) => {
     if (notice.kind === 'all') entries.clear();
     else if (notice.kind === 'org') entries.delete(notice.id);
@@ -24,10 +29,22 @@ export function createPerOrgCache<T>(load: (orgId: string) => Promise<T>, option
       const entry = entries.get(orgId);
       if (entry && entry.expiresAt > now) return entry.value;
       const value = load(orgId);
-      entries.set(orgId, { value, expiresAt: now + ttlMs });
-      // A failed load is not remembered: the next call tries the database again.
-      value.catch(() => entries.delete(orgId));
+      const created: { value: Promise<T>; expiresAt: number; loaded?: { value: T } } = { value, expiresAt: now + ttlMs };
+      entries.set(orgId, created);
+      value.then(
+        (loaded) => {
+          created.loaded = { value: loaded };
+        },
+        // A failed load is not remembered: the next call tries the database again.
+        () => {
+          if (entries.get(orgId) === created) entries.delete(orgId);
+        },
+      );
       return value;
+    },
+    peek(orgId) {
+      const entry = entries.get(orgId);
+      return entry && entry.expiresAt > Date.now() ? entry.loaded?.value : undefined;
     },
     changed: (orgId) => options.changes.publish({ kind: 'org', id: orgId }),
   };

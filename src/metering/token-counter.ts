@@ -1,8 +1,8 @@
-import { countTokens } from 'gpt-tokenizer/encoding/cl100k_base';
+import { cl100k } from '../tokenizer/cl100k.js';
 
 /**
- * Prompt token counts for credit reservations and TPM estimates, with gpt-tokenizer's cl100k_base
- * encoding: a real BPE count, a close estimate for every current model (o200k models usually need
+ * Prompt token counts for credit reservations and TPM estimates, with the cl100k_base encoding
+ * (src/tokenizer/cl100k.ts): a real BPE count, a close estimate for every current model (o200k models usually need
  * a few percent fewer tokens, so the hold errs high) and good enough for a hold that is settled from
  * the upstream's own count. cl100k's tables take about 30 MB less memory than o200k's, and gw loads
  * exactly one encoding. Tokenizing is the most expensive step of metering,
@@ -33,20 +33,19 @@ const REPLY_PRIMING_TOKENS = 3;
 const IMAGE_PART_TOKENS = 1105;
 /** Audio input is about 10 tokens per second; 16 kB per second bounds common encodings from below. */
 const AUDIO_BYTES_PER_TOKEN = 1600;
-// Text that looks like a special token is counted as plain text; it is never a control token here.
-const ENCODE_OPTIONS = { disallowedSpecial: new Set<string>() };
 
 export function createTokenCounter(options: TokenCounterOptions = {}): TokenCounter {
   const minLength = options.cacheMinLength ?? 64;
   const maxEntries = options.cacheEntries ?? 4096;
   const cache = new Map<string, number>();
+  const tokenizer = cl100k();
 
   function count(text: string): number {
     if (text.length === 0) return 0;
-    if (text.length < minLength) return countTokens(text, ENCODE_OPTIONS);
+    if (text.length < minLength) return tokenizer.countTokens(text);
     const cached = cache.get(text);
     if (cached !== undefined) return cached;
-    const tokens = countTokens(text, ENCODE_OPTIONS);
+    const tokens = tokenizer.countTokens(text);
     if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
     cache.set(text, tokens);
     return tokens;

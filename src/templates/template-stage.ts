@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
-import type { Stage } from '../pipeline/stage.js';
+import type { GatewayCall, Next, Outcome, Stage } from '../pipeline/stage.js';
 import type { TemplateRenderer } from './render-template.js';
 import type { TemplateStore } from './sql-template-store.js';
 
@@ -20,30 +20,36 @@ export interface TemplateStageDeps {
 export function createTemplateStage(deps: TemplateStageDeps): Stage {
   return {
     name: 'template',
-    async run(call, next) {
+    run(call, next) {
       if (call.operation !== 'chat') return next(call);
-      const request = call.request as Record<string, unknown> & { gw_prompt_template_id?: string | null; gw_prompt_version?: number | null; gw_prompt_variables?: Record<string, unknown> | null };
+      const request = call.request as TemplateFields;
       const explicit = request.gw_prompt_template_id ?? undefined;
       const templateId = explicit ?? call.auth.org.settings.defaultPromptTemplateId ?? undefined;
       if (!templateId) return next(call);
-      const pinned = explicit ? (request.gw_prompt_version ?? undefined) : undefined;
-      const version = await deps.store.getVersion(call.auth.org.id, templateId, pinned);
-      if (!version) {
-        // A stale org default must not break every request; an explicit id the caller sent is their error.
-        if (!explicit) return next(call);
-        const what = pinned === undefined ? `prompt template ${templateId}` : `version ${pinned} of prompt template ${templateId}`;
-        throw new GatewayError('invalid_request', `Unknown ${what}.`, { param: pinned === undefined ? 'gw_prompt_template_id' : 'gw_prompt_version' });
-      }
-      const rendered = deps.renderer.render(version.messages, request.gw_prompt_variables ?? {});
-      const merged: Record<string, unknown> = { ...request, messages: [...rendered, ...((request.messages as unknown[]) ?? [])] };
-      for (const [parameter, value] of Object.entries(version.parameters ?? {})) {
-        if (merged[parameter] === undefined || merged[parameter] === null) merged[parameter] = value;
-      }
-      const model = version.model && call.record.abVariant === undefined ? version.model : call.model;
-      merged.model = model;
-      call.record.promptVersion = version.version;
-      call.record.headers['x-gw-prompt-version'] = String(version.version);
-      return next({ ...call, request: merged, model });
+      return applyTemplate(call, next, request, templateId, explicit);
     },
   };
+
+  async function applyTemplate(call: GatewayCall, next: Next, request: TemplateFields, templateId: string, explicit: string | undefined): Promise<Outcome> {
+    const pinned = explicit ? (request.gw_prompt_version ?? undefined) : undefined;
+    const version = await deps.store.getVersion(call.auth.org.id, templateId, pinned);
+    if (!version) {
+      // A stale org default must not break every request; an explicit id the caller sent is their error.
+      if (!explicit) return next(call);
+      const what = pinned === undefined ? `prompt template ${templateId}` : `version ${pinned} of prompt template ${templateId}`;
+      throw new GatewayError('invalid_request', `Unknown ${what}.`, { param: pinned === undefined ? 'gw_prompt_template_id' : 'gw_prompt_version' });
+    }
+    const rendered = deps.renderer.render(version.messages, request.gw_prompt_variables ?? {});
+    const merged: Record<string, unknown> = { ...request, messages: [...rendered, ...((request.messages as unknown[]) ?? [])] };
+    for (const [parameter, value] of Object.entries(version.parameters ?? {})) {
+      if (merged[parameter] === undefined || merged[parameter] === null) merged[parameter] = value;
+    }
+    const model = version.model && call.record.abVariant === undefined ? version.model : call.model;
+    merged.model = model;
+    call.record.promptVersion = version.version;
+    call.record.headers['x-gw-prompt-version'] = String(version.version);
+    return next({ ...call, request: merged, model });
+  }
 }
+
+type TemplateFields = Record<string, unknown> & { gw_prompt_template_id?: string | null; gw_prompt_version?: number | null; gw_prompt_variables?: Record<string, unknown> | null };

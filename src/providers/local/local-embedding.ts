@@ -1,4 +1,4 @@
-import { decode, encode } from 'gpt-tokenizer/encoding/cl100k_base';
+import { cl100k } from '../../tokenizer/cl100k.js';
 import { encodeEmbeddingBase64, type EmbeddingRequest, type EmbeddingResponse } from '../../protocol/embeddings.js';
 import type { Usage } from '../../protocol/usage.js';
 import type { Outcome } from '../../pipeline/stage.js';
@@ -37,16 +37,16 @@ export async function runLocalEmbedding(invocation: Invocation): Promise<Outcome
 
 /** Token-array inputs (what SDKs send after tokenising) are decoded back to text so they embed like the text would. */
 function embeddingInputs(input: EmbeddingRequest['input']): EmbeddingInput[] {
-  if (typeof input === 'string') return [{ text: input, tokens: encode(input).length }];
+  if (typeof input === 'string') return [{ text: input, tokens: cl100k().countTokens(input) }];
   if (input.length > 0 && typeof input[0] === 'number') return [fromTokens(input as number[])];
   return (input as Array<string | number[]>).map((item) =>
-    typeof item === 'string' ? { text: item, tokens: encode(item).length } : fromTokens(item),
+    typeof item === 'string' ? { text: item, tokens: cl100k().countTokens(item) } : fromTokens(item),
   );
 }
 
 function fromTokens(tokens: number[]): EmbeddingInput {
   try {
-    return { text: decode(tokens), tokens: tokens.length };
+    return { text: cl100k().decode(tokens), tokens: tokens.length };
   } catch {
     return { text: tokens.join(' '), tokens: tokens.length };
   }

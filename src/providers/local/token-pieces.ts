@@ -1,4 +1,4 @@
-import { decodeGenerator, encode } from 'gpt-tokenizer/encoding/cl100k_base';
+import { cl100k } from '../../tokenizer/cl100k.js';
 
 /** The result of cutting generated text to the token budget. */
 export interface TokenCut {
@@ -15,15 +15,15 @@ export interface TokenCut {
  * U+FFFD; a piece is therefore roughly, not exactly, one token.
  */
 export function cutToTokens(text: string, maxTokens: number | undefined): TokenCut {
-  const allTokens = encode(text);
+  const allTokens = cl100k().encode(text);
   const truncated = maxTokens !== undefined && allTokens.length > maxTokens;
   const tokens = truncated ? allTokens.slice(0, maxTokens) : allTokens;
-  const pieces = [...decodeGenerator(tokens)].filter((piece) => piece.length > 0);
+  const pieces = [...cl100k().decodeGenerator(tokens)].filter((piece) => piece.length > 0);
   return { text: pieces.join(''), pieces, tokenCount: tokens.length, truncated };
 }
 
 export function countTokens(text: string): number {
-  return text.length === 0 ? 0 : encode(text).length;
+  return text.length === 0 ? 0 : cl100k().countTokens(text);
 }
 
 /** Cuts at the earliest stop sequence; the sequence itself is not part of the output, as with OpenAI. */

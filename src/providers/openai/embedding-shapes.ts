@@ -1,4 +1,5 @@
-import { countTokens, decode } from 'gpt-tokenizer/encoding/cl100k_base';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { cl100k } from '../../tokenizer/cl100k.js';
 import { encodeEmbeddingBase64, type EmbeddingRequest, type EmbeddingResponse } from '../../protocol/embeddings.js';
 
 /**
@@ -10,13 +11,21 @@ export function embeddingInputTexts(input: EmbeddingRequest['input']): string[] 
   if (typeof input === 'string') return [input];
   if (input.length === 0) return [];
   if (typeof input[0] === 'string') return input as string[];
-  if (typeof input[0] === 'number') return [decode(input as number[])];
-  return (input as number[][]).map((tokens) => decode(tokens));
+  if (typeof input[0] === 'number') return [decodeTokens(input as number[])];
+  return (input as number[][]).map(decodeTokens);
+}
+
+function decodeTokens(tokens: number[]): string {
+  try {
+    return cl100k().decode(tokens);
+  } catch (error) {
+    throw new GatewayError('invalid_request', `'input' holds a token id outside the cl100k vocabulary: ${error instanceof Error ? error.message : String(error)}`, { param: 'input' });
+  }
 }
 
 /** For upstreams that report no token count: the gateway's own count of the input. */
 export function countEmbeddingTokens(texts: readonly string[]): number {
-  return texts.reduce((sum, text) => sum + countTokens(text), 0);
+  return texts.reduce((sum, text) => sum + cl100k().countTokens(text), 0);
 }
 
 /** The canonical embeddings body; base64 is OpenAI's little-endian float32 encoding. */
