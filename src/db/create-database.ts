@@ -1,7 +1,7 @@
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
 import { availableParallelism } from 'node:os';
-import { createKyselyBulkInserter, createSqliteInlineBulkInserter, createSqliteWorkerBulkInserter, type BulkInsert } from './bulk-insert.js';
+import { createKyselyBulkInserter, createPostgresBulkInserter, createSqliteInlineBulkInserter, createSqliteWorkerBulkInserter, type BulkInsert } from './bulk-insert.js';
 
 export type DatabaseDialect = 'sqlite' | 'postgres';
 
@@ -90,7 +90,7 @@ async function openPostgres(url: string): Promise<DatabaseHandle> {
   return {
     db,
     dialect: 'postgres',
-    bulkInsert: createKyselyBulkInserter(db).insert,
+    bulkInsert: createPostgresBulkInserter(db).insert,
     ping: () => pingWith(db),
     close: () => db.destroy(),
   };

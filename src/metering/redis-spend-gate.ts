@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { AccountState, SettledAccount, SpendGate } from './spend-gate.js';
+import { redisScript, type RedisScript } from '../lib/redis-script.js';
 
 export interface RedisSpendGateOptions {
   redis: Redis;
@@ -102,12 +102,6 @@ if ARGV[3] ~= '0' then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
 return 1
 `;
 
-interface Script {
-  lua: string;
-  sha: string;
-}
-
-const script = (lua: string): Script => ({ lua, sha: createHash('sha1').update(lua).digest('hex') });
 
 /** Holds live this long past their deadline in Redis, so a late settle still finds the amount to release. */
 const HOLD_GRACE_MS = 3_600_000;
@@ -120,7 +114,7 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
   const timeoutMs = options.commandTimeoutMs ?? 2000;
   const deadlines = `${prefix}holds`;
   const holdPrefix = `${prefix}hold:`;
-  const scripts = { reserve: script(RESERVE), settle: script(SETTLE), release: script(RELEASE), sweep: script(SWEEP), seed: script(SEED) };
+  const scripts = { reserve: redisScript(RESERVE), settle: redisScript(SETTLE), release: redisScript(RELEASE), sweep: redisScript(SWEEP), seed: redisScript(SEED) };
 
   function withTimeout<T>(promise: Promise<T>): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
@@ -130,13 +124,8 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
     return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
   }
 
-  async function run(which: Script, keys: string[], args: string[]): Promise<unknown> {
-    try {
-      return await withTimeout(redis.evalsha(which.sha, keys.length, ...keys, ...args));
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) throw error;
-      return withTimeout(redis.eval(which.lua, keys.length, ...keys, ...args));
-    }
+  function run(which: RedisScript, keys: string[], args: string[]): Promise<unknown> {
+    return withTimeout(which.run(redis, keys, args));
   }
 
   async function sweepExpired(): Promise<number> {

@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { windowState, type CounterStore, type HitResult, type WindowLimit, type WindowState } from './counter-store.js';
+import { redisScript, type RedisScript } from '../lib/redis-script.js';
 
 /*
  * One fixed-window counter per (limit, window number) key, expiring after two windows. The script
@@ -44,8 +44,6 @@ if value < 0 then redis.call('SET', KEYS[1], '0', 'KEEPTTL') end
 return 1
 `;
 
-const sha = (lua: string) => createHash('sha1').update(lua).digest('hex');
-
 export interface RedisCounterStoreOptions {
   redis: Redis;
   prefix?: string;
@@ -56,17 +54,14 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
   const { redis } = options;
   const prefix = options.prefix ?? 'gw:rl:';
   const timeoutMs = options.commandTimeoutMs ?? 1000;
-  const scripts = { hit: { lua: HIT, sha: sha(HIT) }, adjust: { lua: ADJUST, sha: sha(ADJUST) } };
+  const scripts = { hit: redisScript(HIT), adjust: redisScript(ADJUST) };
 
-  async function run(script: { lua: string; sha: string }, keys: string[], args: string[]): Promise<unknown> {
+  async function run(script: RedisScript, keys: string[], args: string[]): Promise<unknown> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`rate-limit store did not answer within ${timeoutMs} ms`)), timeoutMs);
     });
-    const attempt = redis.evalsha(script.sha, keys.length, ...keys, ...args).catch((error: unknown) => {
-      if (error instanceof Error && error.message.startsWith('NOSCRIPT')) return redis.eval(script.lua, keys.length, ...keys, ...args);
-      throw error;
-    });
+    const attempt = script.run(redis, keys, args);
     try {
       return await Promise.race([attempt, timeout]);
     } finally {

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { redisScript } from '../lib/redis-script.js';
 import { DEFAULT_CIRCUIT_OPTIONS, type CircuitOptions, type CircuitPermission, type CircuitStore } from './circuit-store.js';
 
 /**
@@ -71,11 +72,9 @@ export interface RedisCircuitStoreOptions extends Partial<CircuitOptions> {
 export function createRedisCircuitStore(redis: Redis, options: RedisCircuitStoreOptions = {}): CircuitStore {
   const settings = { ...DEFAULT_CIRCUIT_OPTIONS, ...options };
   const prefix = options.prefix ?? 'gw:';
+  const script = redisScript(SCRIPT);
   const run = (op: string, deploymentId: string, now: number, reason = '') =>
-    redis.eval(
-      SCRIPT,
-      1,
-      `${prefix}circuit:${deploymentId}`,
+    script.run(redis, [`${prefix}circuit:${deploymentId}`], [
       op,
       now,
       reason,
@@ -85,7 +84,7 @@ export function createRedisCircuitStore(redis: Redis, options: RedisCircuitStore
       settings.windowMs,
       settings.coolDownMs,
       86_400_000,
-    );
+    ]);
 
   return {
     async acquire(deploymentId, now) {

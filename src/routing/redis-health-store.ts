@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { redisScript } from '../lib/redis-script.js';
 import { DEFAULT_EWMA_ALPHA, emptyStats, type DeploymentStats, type HealthStore } from './health-store.js';
 
 /**
@@ -39,22 +40,20 @@ export function createRedisHealthStore(redis: Redis, options: { prefix?: string;
   const prefix = options.prefix ?? 'gw:';
   const alpha = options.alpha ?? DEFAULT_EWMA_ALPHA;
   const keyOf = (deploymentId: string) => `${prefix}health:${deploymentId}`;
+  const endScript = redisScript(END_SCRIPT);
   return {
     async begin(deploymentId) {
       await redis.multi().hincrby(keyOf(deploymentId), 'inflight', 1).pexpire(keyOf(deploymentId), TTL_MS).exec();
     },
     async end(deploymentId, sample) {
-      await redis.eval(
-        END_SCRIPT,
-        1,
-        keyOf(deploymentId),
+      await endScript.run(redis, [keyOf(deploymentId)], [
         alpha,
         TTL_MS,
         sample ? '1' : '0',
         sample?.ok ? '0' : '1',
         sample?.latencyMs === undefined ? '' : String(sample.latencyMs),
         sample?.timeToFirstTokenMs === undefined ? '' : String(sample.timeToFirstTokenMs),
-      );
+      ]);
     },
     async read(deploymentIds) {
       const result = new Map<string, DeploymentStats>();
