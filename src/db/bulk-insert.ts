@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import { sqliteInsertSql } from './insert-statement.js';
 
 /**
  * Appends many rows to one table: how the batched writers (request log, spend ledger, guardrail
@@ -33,7 +34,6 @@ export function createKyselyBulkInserter(db: Kysely<Database>): BulkInserter {
 
 /** Rows per transaction on the main thread: ~1 ms of SQLite work at most, then requests get a turn. */
 const INLINE_SLICE_ROWS = 64;
-const PLAIN_IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
 /**
  * On the main thread's own connection, in slices of INLINE_SLICE_ROWS rows, each in its own
@@ -51,12 +51,7 @@ export function createSqliteInlineBulkInserter(connection: SQLite.Database): Bul
     const cacheKey = `${table}|${columns.join(',')}|${ignoreConflicts}`;
     let statement = statements.get(cacheKey);
     if (!statement) {
-      for (const name of [table, ...columns]) {
-        if (!PLAIN_IDENTIFIER.test(name)) throw new Error(`not a plain identifier: ${name}`);
-      }
-      const names = columns.map((column) => `"${column}"`).join(', ');
-      const placeholders = columns.map(() => '?').join(', ');
-      statement = connection.prepare(`INSERT ${ignoreConflicts ? 'OR IGNORE ' : ''}INTO "${table}" (${names}) VALUES (${placeholders})`);
+      statement = connection.prepare(sqliteInsertSql(table, columns, ignoreConflicts));
       statements.set(cacheKey, statement);
     }
     return statement;

@@ -1,5 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
+import { sqliteInsertSql } from './insert-statement.js';
 
 /**
  * Runs in a worker thread: batched inserts (request log, spend ledger) into the embedded SQLite
@@ -21,18 +22,12 @@ connection.pragma('synchronous = NORMAL');
 connection.pragma('busy_timeout = 5000');
 
 const statements = new Map<string, SQLite.Statement>();
-const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
 function statementFor(message: InsertMessage): SQLite.Statement {
   const cacheKey = `${message.table}|${message.columns.join(',')}|${message.ignoreConflicts}`;
   let statement = statements.get(cacheKey);
   if (!statement) {
-    for (const name of [message.table, ...message.columns]) {
-      if (!IDENTIFIER.test(name)) throw new Error(`not a plain identifier: ${name}`);
-    }
-    const columns = message.columns.map((column) => `"${column}"`).join(', ');
-    const placeholders = message.columns.map(() => '?').join(', ');
-    statement = connection.prepare(`INSERT ${message.ignoreConflicts ? 'OR IGNORE ' : ''}INTO "${message.table}" (${columns}) VALUES (${placeholders})`);
+    statement = connection.prepare(sqliteInsertSql(message.table, message.columns, message.ignoreConflicts));
     statements.set(cacheKey, statement);
   }
   return statement;
