@@ -121,7 +121,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   cl100k().countTokens('warm up the tokenizer');
   const secrets = loadServerSecrets(config.secret, config.dataDir);
   const secretBox = createSecretBox(secrets.encryptionKey);
-  const database = await createDatabase(config.databaseUrl, { sqliteWriter: config.sqliteWriter });
+  const database = await createDatabase(config.databaseUrl, { sqliteWriter: config.sqliteWriter, sqliteCacheKib: config.sqliteCacheKib });
   await migrateToLatest(database.db);
 
   const redis = config.redisUrl ? await connectRedis(config.redisUrl) : undefined;

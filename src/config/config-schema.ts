@@ -25,6 +25,12 @@ export const configSchema = z.object({
   logBatchSize: z.coerce.number().int().min(1).default(500),
   /** Embedded SQLite only: batched inserts on a writer thread, on the main thread in small slices, or `auto` (the thread when more than one CPU is available). */
   sqliteWriter: z.enum(['auto', 'thread', 'inline']).default('auto'),
+  /**
+   * Embedded SQLite only: page cache per connection, in KiB. The batched appends touch only the
+   * right-hand edge of each index, so a small cache serves them; the driver's default (16 MiB) was
+   * most of the resident-memory growth under load.
+   */
+  sqliteCacheKib: z.coerce.number().int().min(256).default(2048),
   /** On SIGTERM: how long in-flight calls (streams included) may take before the process exits. */
   shutdownGraceMs: z.coerce.number().int().min(0).default(30_000),
   /** Serve the built-in deterministic `local` provider's models. */

@@ -17,6 +17,7 @@ const ENVIRONMENT_NAMES = {
   GW_LOG_FLUSH_INTERVAL_MS: 'logFlushIntervalMs',
   GW_LOG_BATCH_SIZE: 'logBatchSize',
   GW_SQLITE_WRITER: 'sqliteWriter',
+  GW_SQLITE_CACHE_KIB: 'sqliteCacheKib',
   GW_SHUTDOWN_GRACE_MS: 'shutdownGraceMs',
   GW_LOCAL_PROVIDER: 'localProvider',
   GW_METRICS_LISTEN: 'metricsListen',

@@ -91,13 +91,14 @@ export function createPostgresBulkInserter(db: Kysely<Database>): BulkInserter {
 }
 
 /** Built, the worker's .js sits beside this file; from the TypeScript sources it loads through tsx. */
-function startWorker(path: string): Worker {
+function startWorker(path: string, cacheKib: number): Worker {
+  const workerData = { path, cacheKib };
   if (!import.meta.url.endsWith('.ts')) {
-    return new Worker(new URL('./sqlite-bulk-insert-worker.js', import.meta.url), { workerData: { path } });
+    return new Worker(new URL('./sqlite-bulk-insert-worker.js', import.meta.url), { workerData });
   }
   const source = new URL('./sqlite-bulk-insert-worker.ts', import.meta.url).href;
   const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData: { path } });
+  return new Worker(bootstrap, { eval: true, workerData });
 }
 
 /**
@@ -105,8 +106,8 @@ function startWorker(path: string): Worker {
  * and a batch of hundreds of rows written on the main thread would stall every request for
  * milliseconds (measured: the largest self-time entry of a profile under load).
  */
-export function createSqliteWorkerBulkInserter(path: string): BulkInserter {
-  const worker = startWorker(path);
+export function createSqliteWorkerBulkInserter(path: string, cacheKib = 2048): BulkInserter {
+  const worker = startWorker(path, cacheKib);
   worker.unref();
   let nextId = 0;
   const pending = new Map<number, { resolve(): void; reject(error: Error): void }>();

@@ -22,6 +22,8 @@ export interface DatabaseOptions {
    * one CPU; `os.availableParallelism()` honours the CPU affinity mask).
    */
   sqliteWriter?: 'auto' | 'thread' | 'inline';
+  /** Page cache of each embedded-file connection, in KiB (default 2048). */
+  sqliteCacheKib?: number;
 }
 
 /**
@@ -30,11 +32,11 @@ export interface DatabaseOptions {
  */
 export async function createDatabase(url: string, options: DatabaseOptions = {}): Promise<DatabaseHandle> {
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url);
-  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), options.sqliteWriter ?? 'auto');
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), options.sqliteWriter ?? 'auto', options.sqliteCacheKib ?? 2048);
   throw new Error(`GW_DATABASE_URL must start with sqlite: or postgres://, got "${url.split(':')[0]}:…"`);
 }
 
-async function openSqlite(path: string, writer: NonNullable<DatabaseOptions['sqliteWriter']>): Promise<DatabaseHandle> {
+async function openSqlite(path: string, writer: NonNullable<DatabaseOptions['sqliteWriter']>, cacheKib: number): Promise<DatabaseHandle> {
   const { default: SQLite } = await import('better-sqlite3');
   if (path !== ':memory:') {
     const { mkdirSync } = await import('node:fs');
@@ -47,11 +49,13 @@ async function openSqlite(path: string, writer: NonNullable<DatabaseOptions['sql
   connection.pragma('synchronous = NORMAL');
   connection.pragma('busy_timeout = 5000');
   connection.pragma('foreign_keys = ON');
+  // A negative cache_size is a size in KiB rather than a page count.
+  connection.pragma(`cache_size = -${Math.trunc(cacheKib)}`);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: connection }) });
   // ':memory:' cannot be shared with a second connection, so it keeps inserts on the main one.
   const inMemory = path === ':memory:' || path === '';
   const useThread = writer === 'thread' || (writer === 'auto' && availableParallelism() > 1);
-  const inserter = inMemory ? createKyselyBulkInserter(db) : useThread ? createSqliteWorkerBulkInserter(path) : createSqliteInlineBulkInserter(connection);
+  const inserter = inMemory ? createKyselyBulkInserter(db) : useThread ? createSqliteWorkerBulkInserter(path, cacheKib) : createSqliteInlineBulkInserter(connection);
   return {
     db,
     dialect: 'sqlite',

@@ -20,6 +20,7 @@ const connection = new SQLite(workerData.path as string);
 connection.pragma('journal_mode = WAL');
 connection.pragma('synchronous = NORMAL');
 connection.pragma('busy_timeout = 5000');
+connection.pragma(`cache_size = -${Math.trunc(Number(workerData.cacheKib ?? 2048))}`);
 
 const statements = new Map<string, SQLite.Statement>();
 
