@@ -174,8 +174,14 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   const providers = createProviderRegistry(upstream, [local]);
 
   const routing = routingSettingsOf(fileConfig);
+  // With Redis, both stores hold a few milliseconds of outcomes in memory (flushed on close).
+  const sharedStateError = (error: unknown) => logger.warn({ err: error }, 'routing statistics not written to Redis');
+  const circuitStore = redis
+    ? createRedisCircuitStore(redis, { ...routing.circuit, onError: sharedStateError })
+    : createMemoryCircuitStore(routing.circuit);
+  const healthStore = redis ? createRedisHealthStore(redis, { onError: sharedStateError }) : createMemoryHealthStore();
   const breaker = createCircuitBreaker({
-    store: redis ? createRedisCircuitStore(redis, routing.circuit) : createMemoryCircuitStore(routing.circuit),
+    store: circuitStore,
     eventBus: events,
     now: Date.now,
     logger,
@@ -202,7 +208,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     catalog,
     providers,
     breaker,
-    health: redis ? createRedisHealthStore(redis) : createMemoryHealthStore(),
+    health: healthStore,
     eventBus: events,
     logger,
     requestTimeoutMs: config.requestTimeoutMs,
@@ -375,6 +381,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
       await changes.close();
       await upstream.close();
       await tracing.shutdown().catch(() => {});
+      await Promise.all([circuitStore.flush?.(), healthStore.flush?.()]).catch(() => {});
       redis?.disconnect();
       redisSubscriber?.disconnect();
       await database.close();

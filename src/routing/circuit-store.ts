@@ -48,6 +48,8 @@ export interface CircuitStore {
   /** Returns true when this failure opened a closed circuit (the moment to announce an outage). */
   recordFailure(deploymentId: string, now: number, reason: string): Promise<boolean>;
   read(deploymentId: string, now: number): Promise<CircuitState>;
+  /** Sends what a shared store still holds in memory (on shutdown). */
+  flush?(): Promise<void>;
 }
 
 export function closedCircuit(): CircuitState {

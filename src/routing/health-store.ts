@@ -27,6 +27,8 @@ export interface HealthStore {
   /** It ended; a sample is recorded unless the client left (then only the in-flight count drops). */
   end(deploymentId: string, sample: CallSample | null): Promise<void>;
   read(deploymentIds: readonly string[]): Promise<Map<string, DeploymentStats>>;
+  /** Sends what a shared store still holds in memory (on shutdown). */
+  flush?(): Promise<void>;
 }
 
 export const DEFAULT_EWMA_ALPHA = 0.2;

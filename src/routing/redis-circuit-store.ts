@@ -6,6 +6,14 @@ import { DEFAULT_CIRCUIT_OPTIONS, type CircuitOptions, type CircuitPermission, t
  * Circuits shared by every instance using one Redis: one hash per deployment, every transition in
  * one Lua script so two instances cannot both take the half-open probe or both announce an
  * outage. Same rules as memory-circuit-store.ts. Keys expire a day after their last change.
+ *
+ * Two things are kept off the per-call path, where they were a round trip each:
+ * - An `allowed` answer is trusted for `closedCacheMs` (100 ms) on this instance. A circuit that
+ *   another instance opens is therefore seen here up to that much later; a failure here drops the
+ *   trust at once, and open or half-open answers are never reused (so the probe stays single).
+ * - Successes of ordinary calls are counted in memory and sent every `flushIntervalMs` (100 ms), or
+ *   with this instance's next script call for that deployment, whichever comes first, so the
+ *   order of this instance's own outcomes is kept. A probe's success is sent at once.
  */
 const SCRIPT = `
 local key = KEYS[1]
@@ -18,6 +26,8 @@ local minimumCalls = tonumber(ARGV[6])
 local windowMs = tonumber(ARGV[7])
 local coolDownMs = tonumber(ARGV[8])
 local ttlMs = tonumber(ARGV[9])
+local successes = tonumber(ARGV[10])
+local successAt = tonumber(ARGV[11])
 
 local h = redis.call('HMGET', key, 'state', 'cf', 'wf', 'wc', 'ws', 'oa', 'pa', 'r')
 local state = h[1] or 'closed'
@@ -28,6 +38,12 @@ local ws = tonumber(h[5] or tostring(now))
 local oa = h[6] or ''
 local pa = h[7] or ''
 local r = h[8] or ''
+
+if successes > 0 then
+  if successAt - ws >= windowMs then ws = successAt; wc = 0; wf = 0 end
+  wc = wc + successes; cf = 0
+  if state ~= 'closed' then state = 'closed'; wc = successes - 1; wf = 0; ws = successAt; oa = ''; pa = ''; r = '' end
+end
 if now - ws >= windowMs then ws = now; wc = 0; wf = 0 end
 
 local result = 'ok'
@@ -43,9 +59,6 @@ if op == 'acquire' then
   else
     if pa ~= '' and now - tonumber(pa) < coolDownMs then result = 'denied' else pa = tostring(now); result = 'probe' end
   end
-elseif op == 'success' then
-  wc = wc + 1; cf = 0
-  if state ~= 'closed' then state = 'closed'; wc = 0; wf = 0; ws = now; oa = ''; pa = ''; r = '' end
 elseif op == 'failure' then
   wc = wc + 1; wf = wf + 1; cf = cf + 1
   result = '0'
@@ -56,25 +69,41 @@ elseif op == 'failure' then
       state = 'open'; oa = tostring(now); r = reason; result = '1'
     end
   end
-elseif op == 'read' then
+elseif op == 'read' and successes == 0 then
   return {state, tostring(cf), tostring(wf), tostring(wc), oa, r}
 end
 redis.call('HSET', key, 'state', state, 'cf', cf, 'wf', wf, 'wc', wc, 'ws', ws, 'oa', oa, 'pa', pa, 'r', r)
 redis.call('PEXPIRE', key, ttlMs)
+if op == 'read' then return {state, tostring(cf), tostring(wf), tostring(wc), oa, r} end
 return result
 `;
 
 export interface RedisCircuitStoreOptions extends Partial<CircuitOptions> {
   /** Key prefix, e.g. "gw:"; tests use a unique one. */
   prefix?: string;
+  /** How long this instance trusts an `allowed` answer (default 100 ms). */
+  closedCacheMs?: number;
+  /** How long successes are counted in memory before they are sent (default 100 ms). */
+  flushIntervalMs?: number;
+  onError?(error: unknown): void;
 }
 
 export function createRedisCircuitStore(redis: Redis, options: RedisCircuitStoreOptions = {}): CircuitStore {
   const settings = { ...DEFAULT_CIRCUIT_OPTIONS, ...options };
   const prefix = options.prefix ?? 'gw:';
+  const closedCacheMs = options.closedCacheMs ?? 100;
   const script = redisScript(SCRIPT);
-  const run = (op: string, deploymentId: string, now: number, reason = '') =>
-    script.run(redis, [`${prefix}circuit:${deploymentId}`], [
+  /** Until when (this instance's clock, as passed in) an `allowed` answer is reused. */
+  const closedUntil = new Map<string, number>();
+  /** Deployments whose half-open probe this instance holds: its outcome is sent at once. */
+  const probing = new Set<string>();
+  let pendingSuccesses = new Map<string, { count: number; at: number }>();
+  let timer: NodeJS.Timeout | undefined;
+
+  const run = (op: string, deploymentId: string, now: number, reason = '') => {
+    const successes = pendingSuccesses.get(deploymentId);
+    pendingSuccesses.delete(deploymentId);
+    return script.run(redis, [`${prefix}circuit:${deploymentId}`], [
       op,
       now,
       reason,
@@ -84,16 +113,51 @@ export function createRedisCircuitStore(redis: Redis, options: RedisCircuitStore
       settings.windowMs,
       settings.coolDownMs,
       86_400_000,
+      successes?.count ?? 0,
+      successes?.at ?? now,
     ]);
+  };
+
+  async function flush(): Promise<void> {
+    clearTimeout(timer);
+    timer = undefined;
+    const batch = [...pendingSuccesses];
+    if (batch.length === 0) return;
+    try {
+      await Promise.all(batch.map(([deploymentId, { at }]) => run('flush', deploymentId, at)));
+    } catch (error) {
+      // Successes only reset failure counts; a lost batch leaves them a little higher for a while.
+      options.onError?.(error);
+    }
+  }
 
   return {
     async acquire(deploymentId, now) {
-      return (await run('acquire', deploymentId, now)) as CircuitPermission;
+      const trustedUntil = closedUntil.get(deploymentId);
+      if (trustedUntil !== undefined && now < trustedUntil) return 'allowed';
+      const permission = (await run('acquire', deploymentId, now)) as CircuitPermission;
+      if (permission === 'allowed') closedUntil.set(deploymentId, now + closedCacheMs);
+      else closedUntil.delete(deploymentId);
+      if (permission === 'probe') probing.add(deploymentId);
+      return permission;
     },
     async recordSuccess(deploymentId, now) {
-      await run('success', deploymentId, now);
+      const pending = pendingSuccesses.get(deploymentId);
+      if (pending) {
+        pending.count += 1;
+        pending.at = now;
+      } else {
+        pendingSuccesses.set(deploymentId, { count: 1, at: now });
+      }
+      if (probing.delete(deploymentId)) {
+        await run('flush', deploymentId, now);
+        return;
+      }
+      timer ??= setTimeout(() => void flush(), options.flushIntervalMs ?? 100).unref();
     },
     async recordFailure(deploymentId, now, reason) {
+      closedUntil.delete(deploymentId);
+      probing.delete(deploymentId);
       return (await run('failure', deploymentId, now, reason)) === '1';
     },
     async read(deploymentId, now) {
@@ -107,5 +171,6 @@ export function createRedisCircuitStore(redis: Redis, options: RedisCircuitStore
         reason: reason || null,
       };
     },
+    flush,
   };
 }

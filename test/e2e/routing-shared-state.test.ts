@@ -69,8 +69,15 @@ describe('routing with Redis: circuits and statistics shared by instances', { sk
     assert.equal(response.headers.get('x-gw-route'), `${backupId};attempts=1`);
     assert.equal(primary.hits(), 2, 'the second instance never called the open deployment');
 
-    const health = await adminRequest(second, 'GET', '/api/admin/deployments/health');
-    const rows = health.body.data as Array<{ deployment_id: string; circuit: string; samples: number }>;
+    // Each instance adds its call statistics to Redis every 100 ms, so the other sees them within that.
+    type HealthRow = { deployment_id: string; circuit: string; samples: number };
+    let rows: HealthRow[] = [];
+    const deadline = Date.now() + 2_000;
+    do {
+      rows = (await adminRequest(second, 'GET', '/api/admin/deployments/health')).body.data as HealthRow[];
+      if (rows.find((row) => row.deployment_id === backupId)?.samples === 3) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } while (Date.now() < deadline);
     assert.equal(rows.find((row) => row.deployment_id === primaryId)!.circuit, 'open');
     assert.equal(rows.find((row) => row.deployment_id === backupId)!.samples, 3, 'statistics from both instances');
   });

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import { createRedisCircuitStore } from '../../src/routing/redis-circuit-store.js';
+import { createRedisHealthStore } from '../../src/routing/redis-health-store.js';
+import { movingAverage } from '../../src/routing/health-store.js';
+
+const redisUrl = process.env.GW_TEST_REDIS_URL;
+const redis = redisUrl ? new Redis(redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1 }) : undefined;
+after(() => redis?.disconnect());
+
+describe('Redis routing state: outcomes summed in memory, shared on flush', { skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set: skipped' }, () => {
+  test('health: another instance sees the calls after a flush, with the same averages as one by one', async () => {
+    const prefix = `gw-test:${randomUUID()}:`;
+    const first = createRedisHealthStore(redis!, { prefix, alpha: 0.3, flushIntervalMs: 60_000 });
+    const second = createRedisHealthStore(redis!, { prefix, alpha: 0.3, flushIntervalMs: 60_000 });
+    const latencies = [120, 80, 300, 45];
+    let expected: number | null = null;
+    // Two batches from two instances, applied on top of each other.
+    for (const [index, latencyMs] of latencies.entries()) {
+      const store = index < 2 ? first : second;
+      await store.begin('d');
+      await store.end('d', { ok: index !== 2, latencyMs });
+      expected = movingAverage(expected, latencyMs, 0.3);
+      if (index === 1) {
+        assert.equal((await second.read(['d'])).get('d')!.samples, 0, 'nothing shared before the flush');
+        await first.flush();
+      }
+    }
+    await first.begin('d');
+    await second.flush();
+    await first.flush();
+    const seen = (await second.read(['d'])).get('d')!;
+    assert.equal(seen.samples, 4);
+    assert.equal(seen.inFlight, 1);
+    assert.ok(Math.abs(seen.latencyMs! - expected!) < 1e-4, `${seen.latencyMs} vs ${expected}`);
+    assert.ok(Math.abs(seen.errorRate - movingAverage(movingAverage(movingAverage(0, 0, 0.3), 1, 0.3), 0, 0.3)) < 1e-4);
+  });
+
+  test('health: a timer flushes on its own', async () => {
+    const prefix = `gw-test:${randomUUID()}:`;
+    const writer = createRedisHealthStore(redis!, { prefix, flushIntervalMs: 20 });
+    const reader = createRedisHealthStore(redis!, { prefix });
+    await writer.begin('d');
+    await writer.end('d', { ok: true, latencyMs: 10 });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    assert.equal((await reader.read(['d'])).get('d')!.samples, 1);
+  });
+
+  test('circuit: an allowed answer is reused for a while, then the other instance\'s open circuit is seen', async () => {
+    const prefix = `gw-test:${randomUUID()}:`;
+    const options = { prefix, consecutiveFailures: 2, coolDownMs: 10_000, closedCacheMs: 100 };
+    const here = createRedisCircuitStore(redis!, options);
+    const there = createRedisCircuitStore(redis!, options);
+    assert.equal(await here.acquire('d', 1_000), 'allowed');
+    await there.recordFailure('d', 1_010, 'x');
+    assert.equal(await there.recordFailure('d', 1_020, 'x'), true);
+    assert.equal(await here.acquire('d', 1_050), 'allowed', 'still trusted');
+    assert.equal(await here.acquire('d', 1_100), 'denied', 'trust expired: the shared state answers');
+  });
+
+  test('circuit: successes reach Redis on the timer and reset the other instance\'s failure count', async () => {
+    const prefix = `gw-test:${randomUUID()}:`;
+    const options = { prefix, consecutiveFailures: 2, coolDownMs: 10_000, flushIntervalMs: 20 };
+    const here = createRedisCircuitStore(redis!, options);
+    const there = createRedisCircuitStore(redis!, options);
+    await there.recordFailure('d', Date.now(), 'x');
+    await here.recordSuccess('d', Date.now());
+    assert.equal((await there.read('d', Date.now())).consecutiveFailures, 1, 'the success is still in memory');
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    assert.equal((await there.read('d', Date.now())).consecutiveFailures, 0);
+    assert.equal(await there.recordFailure('d', Date.now(), 'x'), false, 'one failure after the success does not open it');
+  });
+});
