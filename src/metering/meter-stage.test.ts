@@ -98,6 +98,44 @@ test('non-stream: settles the reported usage, sets the cost header, records the 
   assert.deepEqual(history[0].units, { inputTokens: 7, outputTokens: 3 });
 });
 
+test('the answer does not wait for the counter write; until it lands the hold still counts, and a failed write is replayed', async () => {
+  const gate = createMemorySpendGate({ sweepIntervalMs: 0 });
+  const settleNow = gate.settle.bind(gate);
+  const pending: Array<{ run(): void; fail(): void }> = [];
+  gate.settle = (...args) =>
+    new Promise((resolve, reject) => {
+      pending.push({ run: () => void settleNow(...args).then(resolve, reject), fail: () => reject(new Error('connection reset')) });
+    });
+  const { credits, ledger } = setup(gate);
+  const replays: unknown[] = [];
+  const stage = createMeterStage({ pricing, gate, seeder: createSpendSeeder({ gate, ledger }), ledger, events: createEventBus(), tokens: createTokenCounter(), deferGateWrite: (write) => void replays.push(write) });
+  const context = auth();
+  await credits.topUp(context.org.id, 1_000_000, 'test');
+
+  const first = chatCall(context);
+  await stage.run(first, jsonAnswer());
+  assert.equal(first.record.headers['x-gw-request-cost'], '0.000000037', 'answered with its cost while the write is in flight');
+  assert.equal(pending.length, 1);
+  const held = await credits.balance(context.org.id);
+  assert.equal(held.spentNanos, 0);
+  assert.ok(held.reservedNanos >= 37, 'the estimate is still held, so nothing can overspend meanwhile');
+  pending[0]!.run();
+  await new Promise((resolve) => setImmediate(resolve));
+  const settled = await credits.balance(context.org.id);
+  assert.deepEqual([settled.spentNanos, settled.reservedNanos], [37, 0]);
+
+  const second = chatCall(context);
+  await stage.run(second, jsonAnswer());
+  pending[1]!.fail();
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(replays.length, 1);
+  const replay = replays[0] as { kind: string; reservationId: string; accounts: Array<{ kind: string }>; actualNanos: number };
+  assert.deepEqual([replay.kind, replay.reservationId, replay.actualNanos], ['settle', second.requestId, 37]);
+  assert.ok(replay.accounts.some((account) => account.kind === 'credit'), 'the replay names the accounts to charge');
+  const history = await ledger.history(context.org.id, { limit: 10, offset: 0 });
+  assert.deepEqual(history.map((entry) => entry.requestId).sort(), [first.requestId, second.requestId].sort(), 'both calls are in the ledger');
+});
+
 test('402 when the balance cannot cover the estimate; nothing is held or charged', async () => {
   const { stage, credits, ledger } = setup();
   const context = auth();

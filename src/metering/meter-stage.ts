@@ -103,20 +103,19 @@ export function createMeterStage(options: MeterStageOptions): Stage {
     return estimateMaxUsage(call, pricing.priceFor(call.model, call.auth.org.id), tokens, limits);
   }
 
-  async function settle(call: GatewayCall, accounts: SpendAccount[], usage: Usage, estimated: boolean, known?: Cost): Promise<Cost> {
+  /**
+   * Charges the call: the ledger row is queued and the counter write is sent, but the answer does
+   * not wait for the counter's reply (with Redis that is a round trip on every call). Nothing can
+   * overspend meanwhile: until the write lands, the hold (the estimate, never below the actual
+   * cost) still counts against the account, and this instance's later commands on the same
+   * connection are applied after it. A failed write is replayed (deferGateWrite).
+   */
+  function settle(call: GatewayCall, accounts: SpendAccount[], usage: Usage, estimated: boolean, known?: Cost): Cost {
     const hit = call.record.cache === 'hit';
     const cost = hit ? FREE : (known ?? settlementCost(call, usage));
     call.record.usage = usage;
     call.record.costNanos = cost.costNanos;
     if (cost.unpriced) call.record.unpriced = true;
-    let settled;
-    try {
-      settled = await gate.settle(call.requestId, accounts, cost.costNanos);
-    } catch (error) {
-      // The call has run: answer it; the ledger below records the spend, and the counter catches up on replay.
-      report(error, 'spend settlement failed; will replay');
-      options.deferGateWrite?.({ kind: 'settle', reservationId: call.requestId, accounts, actualNanos: cost.costNanos });
-    }
     const units: Usage & { estimated?: boolean; cache?: 'hit' } = estimated ? { ...usage, estimated } : usage;
     if (hit) units.cache = 'hit';
     ledger.record({
@@ -133,11 +132,17 @@ export function createMeterStage(options: MeterStageOptions): Stage {
       unpriced: cost.unpriced,
       createdAt: now(),
     });
-    if (settled) {
-      thresholds
-        .check(accounts, settled, cost.costNanos, { keyAlias: call.auth.key.alias, requestId: call.requestId, model: call.model })
-        .catch((error) => report(error, 'budget threshold check failed'));
-    }
+    gate.settle(call.requestId, accounts, cost.costNanos).then(
+      (settled) =>
+        thresholds
+          .check(accounts, settled, cost.costNanos, { keyAlias: call.auth.key.alias, requestId: call.requestId, model: call.model })
+          .catch((error) => report(error, 'budget threshold check failed')),
+      (error: unknown) => {
+        // The call has run and is answered; the ledger records the spend, and the counter catches up on replay.
+        report(error, 'spend settlement failed; will replay');
+        options.deferGateWrite?.({ kind: 'settle', reservationId: call.requestId, accounts, actualNanos: cost.costNanos });
+      },
+    );
     return cost;
   }
 
@@ -198,9 +203,9 @@ export function createMeterStage(options: MeterStageOptions): Stage {
           async onEnd(end) {
             call.signal.removeEventListener('abort', onClientAbort);
             if (end.usage) {
-              await settle(call, accounts, end.usage, false, priced);
+              settle(call, accounts, end.usage, false, priced);
             } else if (end.text.length > 0 || call.record.cache === 'hit') {
-              await settle(call, accounts, fallbackUsage(call, end.text), true);
+              settle(call, accounts, fallbackUsage(call, end.text), true);
             } else {
               release(call);
             }
@@ -223,7 +228,7 @@ export function createMeterStage(options: MeterStageOptions): Stage {
       usage = call.record.usage ?? fallbackUsage(call, completionText(outcome));
       estimated = call.record.usage === undefined;
     }
-    const cost = await settle(call, accounts, usage, estimated);
+    const cost = settle(call, accounts, usage, estimated);
     call.record.headers['x-gw-request-cost'] = formatUsd(cost.costNanos);
     return outcome;
   }
