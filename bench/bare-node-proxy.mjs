@@ -8,6 +8,7 @@
 //     --body-file ../shared/peerbench/bodies/chat.json --rate 500 --duration 8
 //
 // Listens on 127.0.0.1 only, forwards to a loopback upstream only, and exits after --seconds.
+// `npm run bench` measures it next to gw in the extra scenarios (the "bare Node proxy" rows).
 import http from 'node:http';
 import { Pool } from 'undici';
 
@@ -27,6 +28,14 @@ const server = http.createServer((request, response) => {
     try {
       const body = JSON.stringify(JSON.parse(Buffer.concat(chunks).toString('utf8')));
       const answer = await pool.request({ path: request.url, method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer bare-proxy' }, body });
+      const type = String(answer.headers['content-type'] ?? 'application/json');
+      if (type.includes('text/event-stream')) {
+        // Streams pass through chunk by chunk, as a gateway must forward them.
+        response.writeHead(answer.statusCode, { 'content-type': type, 'cache-control': 'no-cache' });
+        for await (const chunk of answer.body) response.write(chunk);
+        response.end();
+        return;
+      }
       const bytes = Buffer.from(await answer.body.arrayBuffer());
       if (String(answer.headers['content-type'] ?? '').includes('json')) JSON.parse(bytes.toString('utf8'));
       response.writeHead(answer.statusCode, { 'content-type': String(answer.headers['content-type'] ?? 'application/json'), 'content-length': bytes.length });

@@ -107,7 +107,7 @@ lines.push('');
 lines.push('## Extra scenarios (each against the direct call, same run)');
 lines.push('');
 const describe = { 'chat@500': 'chat, 500 req/s', 'chat@2000': 'chat, 2,000 req/s', 'thr@32': 'chat, max throughput, 32 conns', 'embeddings@500': 'embeddings, 500 req/s', stream: 'streamed chat, first event' };
-const variant = { gw: '', 'gw-cache-hit': ' — cache hit', 'gw-guardrail': ' — PII guardrail (pre-call)' };
+const variant = { gw: '', 'gw-cache-hit': ' — cache hit', 'gw-guardrail': ' — PII guardrail (pre-call)', 'node-floor': ' — bare Node proxy, the floor (bench/bare-node-proxy.mjs: no framework, no governance)' };
 for (const [name, mode] of Object.entries(scenarios?.modes ?? {})) {
   lines.push(`### ${mode.label ?? name}`);
   lines.push('');

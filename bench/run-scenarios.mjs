@@ -31,6 +31,7 @@ const settings = {
   pin: (environment.PIN ?? '1') === '1',
   mockPort: number('MOCK_PORT', 18080),
   gwPort: number('BENCH_GW_PORT', 18991),
+  floorPort: number('BENCH_FLOOR_PORT', 18992),
   mockChunks: number('MOCK_CHUNKS', 20),
   mockChunkDelayMs: number('MOCK_CHUNK_DELAY_MS', 10),
   modes: (environment.BENCH_MODES ?? 'sqlite postgres').split(/\s+/).filter(Boolean),
@@ -67,6 +68,16 @@ async function startGateway(mode) {
   return handle;
 }
 
+/** bench/bare-node-proxy.mjs on the gateway's CPU: the floor any Node gateway stands on. */
+async function startFloor() {
+  if (await portOpen(settings.floorPort)) throw new Error(`port ${settings.floorPort} is in use (set BENCH_FLOOR_PORT)`);
+  const args = [join(benchDir, 'bare-node-proxy.mjs'), '--port', String(settings.floorPort), '--upstream', `http://127.0.0.1:${settings.mockPort}`, '--seconds', '7200'];
+  const handle = startProcess({ command: process.execPath, args, cwd: root, cpus: cpus(settings.gwCpus), logFile: join(resultsDir, 'node-floor.log') });
+  started.push(handle);
+  await waitForListening(handle, { port: settings.floorPort });
+  return handle;
+}
+
 async function warmUp(groups, gatewayPid) {
   const measureSettings = { peerDir, loadCpus: cpus(settings.loadCpus), durationS: settings.warmupS, streamDurationS: 2 };
   for (const group of groups) {
@@ -78,6 +89,8 @@ async function warmUp(groups, gatewayPid) {
 async function runMode(mode) {
   const gateway = await startGateway(mode);
   const gatewayPid = gateway.pid;
+  const floor = mode.name === 'sqlite' ? await startFloor() : null;
+  const pidOf = (name) => (name === 'direct' ? undefined : name === 'node-floor' ? floor?.pid : gatewayPid);
   const notes = [...(mode.notes ?? [])];
   const bodies = writeVariantBodies({ peerDir, resultsDir, guardrailId: mode.guardrailId });
   const probes = { cache: false, guardrail: false };
@@ -95,7 +108,7 @@ async function runMode(mode) {
   }
   const groups = scenarioGroups({
     mode: mode.name, peerDir, benchDir, mockPort: settings.mockPort, gwPort: settings.gwPort, apiKey: mode.apiKey, bodies, probes,
-    streamConcurrency: settings.streamConcurrency, minEvents: settings.mockChunks + 2,
+    streamConcurrency: settings.streamConcurrency, minEvents: settings.mockChunks + 2, floorPort: floor ? settings.floorPort : undefined,
   });
   log(`${mode.name}: gateway pid ${gatewayPid} ready; probes ${JSON.stringify(probes)}; warming up`);
   await warmUp(groups, gatewayPid);
@@ -107,7 +120,7 @@ async function runMode(mode) {
       const count = group.entries.length;
       for (let step = 0; step < count; step++) {
         const entry = group.entries[(step + round - 1) % count];
-        const outcome = await measure(entry.spec, { ...measureSettings, gatewayPid: entry.name === 'direct' ? undefined : gatewayPid });
+        const outcome = await measure(entry.spec, { ...measureSettings, gatewayPid: pidOf(entry.name) });
         const bad = badCount(entry.spec.kind, outcome.result);
         records.push({ mode: mode.name, round, group: group.id, name: entry.name, kind: entry.spec.kind, bad, ...outcome });
         log(`${mode.name} r${round} ${group.id.padEnd(14)} ${entry.name.padEnd(13)} ${summarize(entry.spec.kind, outcome.result)} cpu ${outcome.gwCpuPct ?? '-'}% bad ${bad}`);
@@ -120,6 +133,7 @@ async function runMode(mode) {
   const rssEndKb = memoryKb(gatewayPid, 'VmRSS');
   const alive = gateway.child.exitCode === null;
   await stopProcess(gateway);
+  if (floor) await stopProcess(floor);
   return { label: mode.label, probes, notes, rssIdleKb, rssPeakKb, rssEndKb, aliveAtEnd: alive, soak, records };
 }
 

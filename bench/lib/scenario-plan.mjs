@@ -23,11 +23,12 @@ export function writeVariantBodies({ peerDir, resultsDir, guardrailId }) {
 
 /**
  * Groups of measurements for one storage mode.
- * context: { mode, peerDir, benchDir, mockPort, gwPort, apiKey, bodies, probes, streamConcurrency, minEvents }
+ * context: { mode, peerDir, benchDir, mockPort, gwPort, apiKey, bodies, probes, streamConcurrency, minEvents, floorPort }
+ * floorPort: where bench/bare-node-proxy.mjs listens (embedded mode only), measured as `node-floor`.
  * probes: { cache: boolean, guardrail: boolean } (from the probe requests before load).
  */
 export function scenarioGroups(context) {
-  const { mode, peerDir, benchDir, mockPort, gwPort, apiKey, bodies, probes, streamConcurrency, minEvents } = context;
+  const { mode, peerDir, benchDir, mockPort, gwPort, apiKey, bodies, probes, streamConcurrency, minEvents, floorPort } = context;
   const direct = { url: `http://127.0.0.1:${mockPort}`, headers: 'Authorization: Bearer peerbench' };
   const gateway = { url: `http://127.0.0.1:${gwPort}`, headers: `Authorization: Bearer ${apiKey}` };
   const chatBody = join(peerDir, 'bodies', 'chat.json');
@@ -38,6 +39,8 @@ export function scenarioGroups(context) {
 
   const chat500 = [entry('direct', direct, chatRate(500)), entry('gw', gateway, chatRate(500))];
   const full = mode === 'sqlite';
+  const floor = full && floorPort ? { url: `http://127.0.0.1:${floorPort}`, headers: '' } : null;
+  if (floor) chat500.push(entry('node-floor', floor, chatRate(500)));
   if (full && probes.cache) chat500.push(entry('gw-cache-hit', gateway, { ...chatRate(500), bodyFile: bodies.cacheBody }));
   if (full && probes.guardrail) chat500.push(entry('gw-guardrail', gateway, { ...chatRate(500), bodyFile: bodies.guardrailBody }));
 
@@ -56,7 +59,9 @@ export function scenarioGroups(context) {
     groups.push({ id: 'embeddings@500', entries: [entry('direct', direct, embedding), entry('gw', gateway, embedding)] });
   }
   const stream = { kind: 'stream', path: '/v1/chat/completions', bodyFile: streamBody, marker: MARKER, concurrency: streamConcurrency, minEvents };
-  groups.push({ id: 'stream', entries: [entry('direct', direct, stream), entry('gw', gateway, stream)] });
+  const streams = [entry('direct', direct, stream), entry('gw', gateway, stream)];
+  if (floor) streams.push(entry('node-floor', floor, stream));
+  groups.push({ id: 'stream', entries: streams });
   return groups;
 }
 
