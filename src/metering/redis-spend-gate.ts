@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { AccountState, SettledAccount, SpendGate } from './spend-gate.js';
 import { redisScript, type RedisScript } from '../lib/redis-script.js';
+import { withTimeout } from '../lib/with-timeout.js';
 
 export interface RedisSpendGateOptions {
   redis: Redis;
@@ -102,7 +103,6 @@ if ARGV[3] ~= '0' then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
 return 1
 `;
 
-
 /** Holds live this long past their deadline in Redis, so a late settle still finds the amount to release. */
 const HOLD_GRACE_MS = 3_600_000;
 const SWEEP_BATCH = 500;
@@ -116,17 +116,8 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
   const holdPrefix = `${prefix}hold:`;
   const scripts = { reserve: redisScript(RESERVE), settle: redisScript(SETTLE), release: redisScript(RELEASE), sweep: redisScript(SWEEP), seed: redisScript(SEED) };
 
-  function withTimeout<T>(promise: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`spend store did not answer within ${timeoutMs} ms`)), timeoutMs);
-    });
-    return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-  }
-
-  function run(which: RedisScript, keys: string[], args: string[]): Promise<unknown> {
-    return withTimeout(which.run(redis, keys, args));
-  }
+  const within = <T>(promise: Promise<T>): Promise<T> => withTimeout(promise, timeoutMs, `spend store did not answer within ${timeoutMs} ms`);
+  const run = (which: RedisScript, keys: string[], args: string[]): Promise<unknown> => within(which.run(redis, keys, args));
 
   async function sweepExpired(): Promise<number> {
     return Number(await run(scripts.sweep, [deadlines], [String(now()), holdPrefix, String(SWEEP_BATCH)]));
@@ -169,17 +160,17 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
       await run(scripts.release, [holdPrefix + reservationId, deadlines], [reservationId]);
     },
     async addCredit(accountKey, amountNanos) {
-      return Number(await withTimeout(redis.hincrby(prefix + accountKey, 'credited', String(amountNanos))));
+      return Number(await within(redis.hincrby(prefix + accountKey, 'credited', String(amountNanos))));
     },
     async read(accountKey): Promise<AccountState> {
-      const [spent, reserved, credited] = await withTimeout(redis.hmget(prefix + accountKey, 'spent', 'reserved', 'credited'));
+      const [spent, reserved, credited] = await within(redis.hmget(prefix + accountKey, 'spent', 'reserved', 'credited'));
       return { spentNanos: Number(spent ?? 0), reservedNanos: Number(reserved ?? 0), creditedNanos: Number(credited ?? 0) };
     },
     async seed(account, state) {
       await run(scripts.seed, [prefix + account.key], [String(state.spentNanos), String(state.creditedNanos ?? 0), String(account.expiresAt)]);
     },
     async claimOnce(marker, ttlMs) {
-      const reply = await withTimeout(redis.set(`${prefix}once:${marker}`, '1', 'PX', ttlMs, 'NX'));
+      const reply = await within(redis.set(`${prefix}once:${marker}`, '1', 'PX', ttlMs, 'NX'));
       return reply === 'OK';
     },
     sweepExpired,

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { windowState, type CounterStore, type HitResult, type WindowLimit, type WindowState } from './counter-store.js';
 import { redisScript, type RedisScript } from '../lib/redis-script.js';
+import { withTimeout } from '../lib/with-timeout.js';
 
 /*
  * One fixed-window counter per (limit, window number) key, expiring after two windows. The script
@@ -56,18 +57,8 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
   const timeoutMs = options.commandTimeoutMs ?? 1000;
   const scripts = { hit: redisScript(HIT), adjust: redisScript(ADJUST) };
 
-  async function run(script: RedisScript, keys: string[], args: string[]): Promise<unknown> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`rate-limit store did not answer within ${timeoutMs} ms`)), timeoutMs);
-    });
-    const attempt = script.run(redis, keys, args);
-    try {
-      return await Promise.race([attempt, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
+  const run = (script: RedisScript, keys: string[], args: string[]): Promise<unknown> =>
+    withTimeout(script.run(redis, keys, args), timeoutMs, `rate-limit store did not answer within ${timeoutMs} ms`);
 
   const keyOf = (limit: Pick<WindowLimit, 'key' | 'windowMs'>, window: number) => `${prefix}${limit.key}:${window}`;
 
