@@ -5,9 +5,9 @@ import { cl100k } from '../tokenizer/cl100k.js';
  * (src/tokenizer/cl100k.ts): a real BPE count, a close estimate for every current model (o200k models usually need
  * a few percent fewer tokens, so the hold errs high) and good enough for a hold that is settled from
  * the upstream's own count. cl100k's tables take about 30 MB less memory than o200k's, and gw loads
- * exactly one encoding. Tokenizing is the most expensive step of metering,
- * so counts of longer strings (system prompts, tool schemas repeated on every call) are kept in a
- * small LRU map owned by the counter instance.
+ * exactly one encoding. Tokenizing is the most expensive step of metering, so counts of strings
+ * that recur (system prompts, tool schemas, short fixed instructions) are kept in a small map owned
+ * by the counter instance, bounded by entries and by the characters it holds, oldest out first.
  */
 export interface TokenCounter {
   count(text: string): number;
@@ -21,9 +21,13 @@ export interface TokenCounter {
 }
 
 export interface TokenCounterOptions {
-  /** Strings at least this long are cached. */
+  /** Strings at least this long are cached (shorter ones cost less to count than to look up). */
   cacheMinLength?: number;
   cacheEntries?: number;
+  /** Characters held by the cache at most, so a run of very long prompts cannot grow memory. */
+  cacheMaxChars?: number;
+  /** The count of one string; cl100k by default (tests pass a counting stand-in). */
+  countTokens?: (text: string) => number;
 }
 
 /** OpenAI's chat format adds about 3 tokens per message (role, separators) and 3 to prime the reply; we round up to 4. */
@@ -34,20 +38,35 @@ const IMAGE_PART_TOKENS = 1105;
 /** Audio input is about 10 tokens per second; 16 kB per second bounds common encodings from below. */
 const AUDIO_BYTES_PER_TOKEN = 1600;
 
-export function createTokenCounter(options: TokenCounterOptions = {}): TokenCounter {
-  const minLength = options.cacheMinLength ?? 64;
-  const maxEntries = options.cacheEntries ?? 4096;
-  const cache = new Map<string, number>();
+function cl100kCounter(): (text: string) => number {
   const tokenizer = cl100k();
+  return (text) => tokenizer.countTokens(text);
+}
+
+export function createTokenCounter(options: TokenCounterOptions = {}): TokenCounter {
+  // 16 characters: a short system prompt ("You are a helpful assistant.") recurs on every call,
+  // and its regex split and merges cost more than a map lookup; below that, counting is cheaper.
+  const minLength = options.cacheMinLength ?? 16;
+  const maxEntries = options.cacheEntries ?? 4096;
+  const maxChars = options.cacheMaxChars ?? 4_000_000;
+  const cache = new Map<string, number>();
+  let cachedChars = 0;
+  const countTokens = options.countTokens ?? cl100kCounter();
 
   function count(text: string): number {
     if (text.length === 0) return 0;
-    if (text.length < minLength) return tokenizer.countTokens(text);
+    if (text.length < minLength) return countTokens(text);
     const cached = cache.get(text);
     if (cached !== undefined) return cached;
-    const tokens = tokenizer.countTokens(text);
-    if (cache.size >= maxEntries) cache.delete(cache.keys().next().value as string);
+    const tokens = countTokens(text);
+    if (text.length > maxChars / 4) return tokens;
+    while (cache.size > 0 && (cache.size >= maxEntries || cachedChars + text.length > maxChars)) {
+      const oldest = cache.keys().next().value as string;
+      cache.delete(oldest);
+      cachedChars -= oldest.length;
+    }
     cache.set(text, tokens);
+    cachedChars += text.length;
     return tokens;
   }
 

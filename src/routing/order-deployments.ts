@@ -27,6 +27,8 @@ export function orderDeployments(
   deployments: readonly Deployment[],
   inputs: OrderingInputs,
 ): Deployment[] {
+  // Most models have one deployment: nothing to order, and no draw or maps to build on every call.
+  if (deployments.length === 1) return [deployments[0]!];
   const drawn = weightedShuffle(deployments, inputs.random);
   const drawRank = new Map(drawn.map((deployment, index) => [deployment.id, index]));
   const byScore = (score: (deployment: Deployment) => number) =>
