@@ -27,6 +27,7 @@ import { registerTenancyAdminRoutes } from './http/routes/tenancy-admin-routes.j
 import type { ModelDirectory } from './http/model-access.js';
 import { createSqlRequestRecorder, type RequestRecorder } from './observability/request-recorder.js';
 import { composeStages } from './pipeline/compose-stages.js';
+import { createKeyConfirmationStage } from './keys/key-confirmation-stage.js';
 import type { Next, Stage } from './pipeline/stage.js';
 import { OPERATIONS, type Operation } from './protocol/endpoints.js';
 import { LOCAL_MODELS } from './providers/local/local-models.js';
@@ -253,6 +254,8 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   const experiments = createExperiments({ db: database.db, changes, statsFlushIntervalMs: config.logFlushIntervalMs, onError: featureErrors });
   const caching = createCaching({ redis, onError: featureErrors });
 
+  // Right after the rate limit: a cached key's revocation check overlaps the rate-limit call.
+  const keyConfirmation = createKeyConfirmationStage();
   // The spec's "Features" column, per operation, in pipeline order.
   const stagesFor = (operation: Operation): Stage[] => {
     // Rate limits first (cheap refusals), then the meter, which sits outside the cache so hits are recorded at cost 0.
@@ -261,6 +264,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     if (operation === 'chat') {
       return [
         metering.rateLimitStage,
+        keyConfirmation,
         experiments.stage,
         templates.stage,
         guardrails.inputStage,
@@ -269,7 +273,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
         guardrails.outputStage,
       ];
     }
-    const stages: Stage[] = [metering.rateLimitStage, metering.meterStage];
+    const stages: Stage[] = [metering.rateLimitStage, keyConfirmation, metering.meterStage];
     if (operation === 'completion' || operation === 'embedding') stages.push(caching.stage);
     if (operation === 'video') stages.push(createVideoStage(videos));
     return stages;

@@ -44,7 +44,7 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
 
   return async function handleInference(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const startedAt = performance.now();
-    const record: CallRecord = { headers: {} };
+    let record: CallRecord = { headers: {} };
     let auth: AuthContext | undefined;
     let model: string | undefined;
     let stream = false;
@@ -60,8 +60,8 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
     dependencies.inflight.add();
     let status = 200;
     let streamed = false;
-    try {
-      auth = await dependencies.keys.authenticate(bearerToken(request));
+    const serve = async (authenticated: AuthContext, authCurrent: Promise<boolean> | undefined): Promise<void> => {
+      auth = authenticated;
       if (auth.key.role !== 'inference' && auth.key.role !== 'org_admin') {
         throw new GatewayError('permission_denied', 'This key cannot call inference endpoints.');
       }
@@ -89,6 +89,7 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
         requestId: request.id,
         operation,
         auth,
+        authCurrent,
         model,
         request: body.model === model ? body : { ...body, model },
         stream,
@@ -106,6 +107,22 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
       } else {
         sendOutcome(reply, record, outcome, startedAt);
         if (contents && outcome.kind === 'json') contents.response = responseText(outcome.body);
+      }
+    };
+    try {
+      const token = bearerToken(request);
+      const early = await dependencies.keys.authenticateEarly(token);
+      try {
+        await serve(early.auth, early.current);
+      } catch (error) {
+        // Any failure on a cached key not yet confirmed (the key-confirmation stage's own refusal, or
+        // an earlier 400/403/429) is answered only once the key is known to be current: if it was
+        // not, the call starts over on a fresh lookup, so a revoked key gets its 401. The pipeline
+        // never passed the confirmation then: nothing was spent or sent upstream.
+        if (early.current === undefined || streamed || (await early.current)) throw error;
+        record = { headers: {} };
+        contents = undefined;
+        await serve(await dependencies.keys.authenticate(token), undefined);
       }
     } catch (error) {
       const gatewayError = error instanceof GatewayError ? error : undefined;

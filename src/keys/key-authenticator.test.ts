@@ -78,3 +78,39 @@ test('without a shared version (one instance), entries live until a notice or th
   state.failing = true;
   assert.equal((await keys.authenticate(TOKEN)).key.id, 'key-1', 'a cached key works while the database is away');
 });
+
+test('authenticateEarly: a cached key answers at once and its version check settles alongside', async () => {
+  const { store, state } = fakeStore();
+  const { changes, feed } = silentSharedFeed();
+  const keys = createKeyAuthenticator({ store, hashKey: HASH_KEY, changes });
+
+  const first = await keys.authenticateEarly(TOKEN);
+  assert.equal(first.auth.key.id, 'key-1');
+  assert.equal(first.current, undefined, 'a fresh load has nothing left to check');
+
+  const cached = await keys.authenticateEarly(TOKEN);
+  assert.equal(cached.auth, first.auth);
+  assert.equal(await cached.current, true);
+  assert.equal(state.lookups, 1);
+
+  state.status = 'revoked';
+  feed.current = '1';
+  const stale = await keys.authenticateEarly(TOKEN);
+  assert.equal(await stale.current, false, 'the version moved: the cached context must not be trusted');
+  await assert.rejects(keys.authenticate(TOKEN), { code: 'invalid_api_key' });
+
+  feed.failing = true;
+  state.status = 'active';
+  await keys.authenticate(TOKEN).catch(() => {});
+  const unreadable = await keys.authenticateEarly(TOKEN);
+  if (unreadable.current) assert.equal(await unreadable.current, false, 'an unreadable version is never trusted');
+});
+
+test('authenticateEarly: without a shared feed there is nothing to confirm', async () => {
+  const { store } = fakeStore();
+  const changes: ChangeFeed = { async publish() {}, subscribe: () => () => {}, async close() {} };
+  const keys = createKeyAuthenticator({ store, hashKey: HASH_KEY, changes });
+  await keys.authenticate(TOKEN);
+  assert.equal((await keys.authenticateEarly(TOKEN)).current, undefined);
+  await assert.rejects(keys.authenticateEarly('sk-gw-unknown'), { code: 'invalid_api_key' });
+});

@@ -7,6 +7,14 @@ import { hashVirtualKey, looksLikeVirtualKey } from './virtual-key-format.js';
 export interface KeyAuthenticator {
   /** Resolves a bearer token to its key, org and team; 401 invalid_api_key for anything else. */
   authenticate(token: string | undefined): Promise<AuthContext>;
+  /**
+   * For the inference path: a cached key is answered at once, while the shared change version is
+   * read alongside (its Redis round trip overlaps the rate-limit call instead of preceding it).
+   * `current`, when set, settles true if the cached entry was loaded under the version now in
+   * force, and false if it must not be trusted (a change since, or the version could not be read);
+   * the caller then authenticates again before anything is spent or sent upstream.
+   */
+  authenticateEarly(token: string | undefined): Promise<EarlyAuthentication>;
   /** Records a use; last-used times are written in batches. */
   markUsed(keyId: string): void;
   flushLastUsed(): Promise<void>;
@@ -22,6 +30,12 @@ export interface KeyAuthenticatorOptions {
   /** Longest wait for the shared change version before the cache is bypassed for this call. */
   versionTimeoutMs?: number;
   now?: () => number;
+}
+
+export interface EarlyAuthentication {
+  auth: AuthContext;
+  /** Never rejects; undefined when nothing is left to check (no shared feed, or a fresh load). */
+  current: Promise<boolean> | undefined;
 }
 
 const rejected = () =>
@@ -101,27 +115,36 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     return { key, org, team };
   }
 
-  return {
-    async authenticate(token) {
-      if (!token || !looksLikeVirtualKey(token)) throw rejected();
-      const time = now();
-      const version = await currentVersion();
-      let entry = byToken.get(token);
-      if (!entry || entry.expiresAt <= time || entry.version !== version) {
-        let context: AuthContext | undefined;
-        try {
-          context = await load(hashVirtualKey(token, options.hashKey));
-        } catch (error) {
-          throw new GatewayError('service_unavailable', 'The key store is unavailable; retry shortly.', { cause: error });
-        }
-        entry = { context, expiresAt: time + (context ? ttlMs : Math.min(ttlMs, 5_000)), version: version === UNKNOWN ? undefined : version };
-        if (version !== UNKNOWN) {
-          if (byToken.size > 100_000) byToken.clear();
-          byToken.set(token, entry);
-        }
+  async function authenticate(token: string | undefined): Promise<AuthContext> {
+    if (!token || !looksLikeVirtualKey(token)) throw rejected();
+    const time = now();
+    const version = await currentVersion();
+    let entry = byToken.get(token);
+    if (!entry || entry.expiresAt <= time || entry.version !== version) {
+      let context: AuthContext | undefined;
+      try {
+        context = await load(hashVirtualKey(token, options.hashKey));
+      } catch (error) {
+        throw new GatewayError('service_unavailable', 'The key store is unavailable; retry shortly.', { cause: error });
       }
-      if (!entry.context) throw rejected();
-      return entry.context;
+      entry = { context, expiresAt: time + (context ? ttlMs : Math.min(ttlMs, 5_000)), version: version === UNKNOWN ? undefined : version };
+      if (version !== UNKNOWN) {
+        if (byToken.size > 100_000) byToken.clear();
+        byToken.set(token, entry);
+      }
+    }
+    if (!entry.context) throw rejected();
+    return entry.context;
+  }
+
+  return {
+    authenticate,
+    async authenticateEarly(token) {
+      const entry = readVersion && token ? byToken.get(token) : undefined;
+      if (!entry?.context || entry.expiresAt <= now()) return { auth: await authenticate(token), current: undefined };
+      const loadedUnder = entry.version;
+      const current = currentVersion().then((version) => version !== UNKNOWN && version === loadedUnder);
+      return { auth: entry.context, current };
     },
     markUsed(keyId) {
       lastUsed.set(keyId, now());

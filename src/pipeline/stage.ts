@@ -29,6 +29,11 @@ export interface GatewayCall<Request = Record<string, unknown>> {
   readonly requestId: string;
   readonly operation: Operation;
   readonly auth: AuthContext;
+  /**
+   * Set when `auth` came from the key cache before the shared change version was read: true once
+   * it is known to be current. The key-confirmation stage awaits it before anything is spent.
+   */
+  readonly authCurrent?: Promise<boolean>;
   /** The public model id (after templates and A/B tests may have chosen another). */
   readonly model: string;
   /** The validated request body, gw_* fields included until the route stage strips them. */

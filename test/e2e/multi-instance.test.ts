@@ -139,14 +139,18 @@ describe('three gw processes on one Postgres and one Redis', { skip }, () => {
       const revoked = await adminCall(revoker, 'POST', `/api/admin/keys/${tenant.keyId}/revoke`);
       assert.equal(revoked.status, 200, JSON.stringify(revoked.body));
       const others = urls.filter((url) => url !== revoker);
+      const upstreamCallsBefore = upstream.received.length;
       const replies = await Promise.all([
         ...others.map((url) => keyCall(url, tenant.key, 'GET', '/v1/models')),
         ...others.map((url) => keyCall(url, tenant.key, 'POST', '/v1/chat/completions', chatBody())),
+        // A bad body from a revoked key is still a 401: the cached key is confirmed before any answer.
+        ...others.map((url) => keyCall(url, tenant.key, 'POST', '/v1/chat/completions', { model: 'fake-chat' })),
       ]);
       for (const reply of replies) {
         assert.equal(reply.status, 401, JSON.stringify(reply.body));
         assert.equal(reply.body.error.code, 'invalid_api_key');
       }
+      assert.equal(upstream.received.length, upstreamCallsBefore, 'nothing reached the upstream for the revoked key');
       assert.equal((await keyCall(revoker, tenant.key, 'GET', '/v1/models')).status, 401);
     }
   });
