@@ -40,5 +40,11 @@ export interface Invocation {
 export interface Provider {
   readonly id: string;
   readonly operations: ReadonlySet<Operation>;
+  /**
+   * True when invoke() and the stream it returns reject promptly once the invocation's signal
+   * aborts (the HTTP providers: undici aborts the request and its body). The router then needs
+   * no abort watcher of its own around each promise and each stream event.
+   */
+  readonly honoursAbortSignal?: boolean;
   invoke(invocation: Invocation): Promise<Outcome>;
 }

@@ -38,11 +38,12 @@ export async function runAttempt(context: AttemptContext, input: AttemptInput): 
   const { call, deployment, provider } = input;
   const timeouts = capTimeouts(input.target.timeouts, input.remainingMs);
   const attemptSignal = createAttemptSignal(call.signal, timeouts, call.stream);
+  const settled = provider.honoursAbortSignal ? settledAsIs : untilAborted;
   const startedAt = context.clock.now();
   await tolerate(context, () => context.health.begin(deployment.id));
   let iterator: AsyncIterator<StreamEvent> | undefined;
   try {
-    const outcome = await untilAborted(
+    const outcome = await settled(
       provider.invoke({ call, target: { ...input.target, timeouts }, signal: attemptSignal.signal }),
       attemptSignal.signal,
     );
@@ -52,7 +53,7 @@ export async function runAttempt(context: AttemptContext, input: AttemptInput): 
       return outcome;
     }
     iterator = outcome.events[Symbol.asyncIterator]();
-    const first = await untilAborted(iterator.next(), attemptSignal.signal);
+    const first = await settled(iterator.next(), attemptSignal.signal);
     if (first.done) {
       throw new GatewayError('upstream_bad_response', 'The provider ended the stream without any event.', {
         provider: deployment.provider,
@@ -62,7 +63,7 @@ export async function runAttempt(context: AttemptContext, input: AttemptInput): 
     const timeToFirstTokenMs = context.clock.now() - startedAt;
     return {
       kind: 'stream',
-      events: continueStream(context, input, { first: first.value, iterator, attemptSignal, startedAt, timeToFirstTokenMs }),
+      events: continueStream(context, input, { first: first.value, iterator, attemptSignal, startedAt, timeToFirstTokenMs, settled }),
     };
   } catch (error) {
     attemptSignal.dispose();
@@ -83,6 +84,12 @@ interface StreamState {
   attemptSignal: AttemptSignal;
   startedAt: number;
   timeToFirstTokenMs: number;
+  settled: typeof untilAborted;
+}
+
+/** For providers that honour the signal themselves: their promises already settle on abort. */
+function settledAsIs<T>(promise: Promise<T>): Promise<T> {
+  return promise;
 }
 
 async function* continueStream(context: AttemptContext, input: AttemptInput, state: StreamState): AsyncGenerator<StreamEvent> {
@@ -93,7 +100,7 @@ async function* continueStream(context: AttemptContext, input: AttemptInput, sta
   try {
     yield state.first;
     for (;;) {
-      const next = await untilAborted(state.iterator.next(), state.attemptSignal.signal);
+      const next = await state.settled(state.iterator.next(), state.attemptSignal.signal);
       if (next.done) break;
       yield next.value;
     }

@@ -46,6 +46,8 @@ export function createHttpProvider(
   return {
     id: adapter.id,
     operations,
+    // undici rejects the pending request, or errors the body being read, when the signal aborts.
+    honoursAbortSignal: true,
     async invoke(invocation: Invocation): Promise<Outcome> {
       const { call, target, signal } = invocation;
       const translator = adapter.translators[call.operation] as OperationTranslator | undefined;
