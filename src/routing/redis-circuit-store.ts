@@ -8,9 +8,13 @@ import { DEFAULT_CIRCUIT_OPTIONS, type CircuitOptions, type CircuitPermission, t
  * outage. Same rules as memory-circuit-store.ts. Keys expire a day after their last change.
  *
  * Two things are kept off the per-call path, where they were a round trip each:
- * - An `allowed` answer is trusted for `closedCacheMs` (100 ms) on this instance. A circuit that
- *   another instance opens is therefore seen here up to that much later; a failure here drops the
- *   trust at once, and open or half-open answers are never reused (so the probe stays single).
+ * - An `allowed` answer is trusted for `closedCacheMs` (100 ms) on this instance. After that, for
+ *   up to `closedStaleMs` (1 s) since it was last confirmed, a call is still let through at once
+ *   while the state is re-read in the background (one read at a time); the re-read renews the
+ *   trust, or ends it if the circuit is no longer closed. A circuit that another instance opens is
+ *   therefore seen here about 100 ms plus one round trip later under steady traffic, and at most
+ *   one call later after a pause; a failure here drops the trust at once, and open or half-open
+ *   answers are never reused (so the probe stays single).
  * - Successes of ordinary calls are counted in memory and sent every `flushIntervalMs` (100 ms), or
  *   with this instance's next script call for that deployment, whichever comes first, so the
  *   order of this instance's own outcomes is kept. A probe's success is sent at once.
@@ -83,6 +87,8 @@ export interface RedisCircuitStoreOptions extends Partial<CircuitOptions> {
   prefix?: string;
   /** How long this instance trusts an `allowed` answer (default 100 ms). */
   closedCacheMs?: number;
+  /** How long after its confirmation an `allowed` answer still admits calls while it is re-read (default 1 s). */
+  closedStaleMs?: number;
   /** How long successes are counted in memory before they are sent (default 100 ms). */
   flushIntervalMs?: number;
   onError?(error: unknown): void;
@@ -92,9 +98,12 @@ export function createRedisCircuitStore(redis: Redis, options: RedisCircuitStore
   const settings = { ...DEFAULT_CIRCUIT_OPTIONS, ...options };
   const prefix = options.prefix ?? 'gw:';
   const closedCacheMs = options.closedCacheMs ?? 100;
+  const closedStaleMs = Math.max(closedCacheMs, options.closedStaleMs ?? 1_000);
   const script = redisScript(SCRIPT);
-  /** Until when (this instance's clock, as passed in) an `allowed` answer is reused. */
-  const closedUntil = new Map<string, number>();
+  /** When (this instance's clock, as passed in) each deployment's `allowed` answer was last confirmed. */
+  const closedSince = new Map<string, number>();
+  /** Deployments whose state is being re-read in the background. */
+  const revalidating = new Set<string>();
   /** Deployments whose half-open probe this instance holds: its outcome is sent at once. */
   const probing = new Set<string>();
   let pendingSuccesses = new Map<string, { count: number; at: number }>();
@@ -131,13 +140,40 @@ export function createRedisCircuitStore(redis: Redis, options: RedisCircuitStore
     }
   }
 
+  /** Re-reads a trusted circuit without holding up the call that noticed the trust had aged. */
+  function revalidate(deploymentId: string, now: number): void {
+    if (revalidating.has(deploymentId)) return;
+    revalidating.add(deploymentId);
+    (run('read', deploymentId, now) as Promise<string[]>).then(
+      ([state]) => {
+        revalidating.delete(deploymentId);
+        // A local failure meanwhile dropped the trust: only a blocking acquire may restore it.
+        if (!closedSince.has(deploymentId)) return;
+        if (state === 'closed') closedSince.set(deploymentId, now);
+        else closedSince.delete(deploymentId);
+      },
+      (error: unknown) => {
+        revalidating.delete(deploymentId);
+        closedSince.delete(deploymentId);
+        options.onError?.(error);
+      },
+    );
+  }
+
   return {
     async acquire(deploymentId, now) {
-      const trustedUntil = closedUntil.get(deploymentId);
-      if (trustedUntil !== undefined && now < trustedUntil) return 'allowed';
+      const confirmedAt = closedSince.get(deploymentId);
+      if (confirmedAt !== undefined) {
+        const age = now - confirmedAt;
+        if (age < closedCacheMs) return 'allowed';
+        if (age < closedStaleMs) {
+          revalidate(deploymentId, now);
+          return 'allowed';
+        }
+      }
       const permission = (await run('acquire', deploymentId, now)) as CircuitPermission;
-      if (permission === 'allowed') closedUntil.set(deploymentId, now + closedCacheMs);
-      else closedUntil.delete(deploymentId);
+      if (permission === 'allowed') closedSince.set(deploymentId, now);
+      else closedSince.delete(deploymentId);
       if (permission === 'probe') probing.add(deploymentId);
       return permission;
     },
@@ -156,7 +192,7 @@ export function createRedisCircuitStore(redis: Redis, options: RedisCircuitStore
       timer ??= setTimeout(() => void flush(), options.flushIntervalMs ?? 100).unref();
     },
     async recordFailure(deploymentId, now, reason) {
-      closedUntil.delete(deploymentId);
+      closedSince.delete(deploymentId);
       probing.delete(deploymentId);
       return (await run('failure', deploymentId, now, reason)) === '1';
     },

@@ -57,7 +57,39 @@ describe('Redis routing state: outcomes summed in memory, shared on flush', { sk
     await there.recordFailure('d', 1_010, 'x');
     assert.equal(await there.recordFailure('d', 1_020, 'x'), true);
     assert.equal(await here.acquire('d', 1_050), 'allowed', 'still trusted');
-    assert.equal(await here.acquire('d', 1_100), 'denied', 'trust expired: the shared state answers');
+    assert.equal(await here.acquire('d', 1_100), 'allowed', 'trust aged: let through while the state is re-read');
+    let answer = 'allowed';
+    for (let tries = 0; tries < 100 && answer === 'allowed'; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      answer = await here.acquire('d', 1_110);
+    }
+    assert.equal(answer, 'denied', 'the re-read found the circuit open: the shared state answers');
+  });
+
+  test('circuit: an allowed answer not confirmed for closedStaleMs is not used at all', async () => {
+    const prefix = `gw-test:${randomUUID()}:`;
+    const options = { prefix, consecutiveFailures: 2, coolDownMs: 10_000, closedCacheMs: 100, closedStaleMs: 300 };
+    const here = createRedisCircuitStore(redis!, options);
+    const there = createRedisCircuitStore(redis!, options);
+    assert.equal(await here.acquire('d', 1_000), 'allowed');
+    await there.recordFailure('d', 1_010, 'x');
+    await there.recordFailure('d', 1_020, 'x');
+    assert.equal(await here.acquire('d', 1_300), 'denied', 'after a pause the first call asks the shared state');
+  });
+
+  test('circuit: steady traffic keeps the trust renewed in the background, and a local failure ends it', async () => {
+    const prefix = `gw-test:${randomUUID()}:`;
+    const options = { prefix, consecutiveFailures: 3, coolDownMs: 10_000, closedCacheMs: 100, closedStaleMs: 300 };
+    const here = createRedisCircuitStore(redis!, options);
+    assert.equal(await here.acquire('d', 1_000), 'allowed');
+    for (let now = 1_050; now <= 2_000; now += 50) {
+      assert.equal(await here.acquire('d', now), 'allowed', `at ${now}`);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    await here.recordFailure('d', 2_010, 'x');
+    await here.recordFailure('d', 2_020, 'x');
+    assert.equal(await here.recordFailure('d', 2_030, 'x'), true);
+    assert.equal(await here.acquire('d', 2_040), 'denied', 'no trust survives a local failure');
   });
 
   test('circuit: successes reach Redis on the timer and reset the other instance\'s failure count', async () => {
