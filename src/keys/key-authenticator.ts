@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ChangeFeed } from '../lib/change-feed.js';
+import { withTimeout } from '../lib/with-timeout.js';
 import type { TenancyStore } from '../tenancy/tenancy-store.js';
 import type { AuthContext } from '../tenancy/tenancy-types.js';
 import { hashVirtualKey, looksLikeVirtualKey } from './virtual-key-format.js';
@@ -66,19 +67,8 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
 
   async function currentVersion(): Promise<string | undefined | typeof UNKNOWN> {
     if (!readVersion) return undefined;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      return await Promise.race([
-        readVersion(),
-        new Promise<typeof UNKNOWN>((resolve) => {
-          timer = setTimeout(() => resolve(UNKNOWN), versionTimeoutMs);
-        }),
-      ]);
-    } catch {
-      return UNKNOWN;
-    } finally {
-      clearTimeout(timer);
-    }
+    // Late or failed alike: the version is unknown, and no cache entry is trusted for this call.
+    return withTimeout(readVersion(), versionTimeoutMs, 'change version read timed out').catch(() => UNKNOWN);
   }
   const now = options.now ?? Date.now;
   // Keyed by the presented token, so a cached key costs no HMAC; the token is in memory for the

@@ -16,7 +16,7 @@ export class StaleAuthContextError extends Error {
 /**
  * Sits right after the rate-limit stage: the shared change version was read while the rate-limit
  * call was in flight, and no stage after this one runs on a key context that is not known to be
- * current (docs/keys.md, "Revocation across instances").
+ * current (docs/deployment.md, "Revocation across instances").
  */
 export function createKeyConfirmationStage(): Stage {
   return {
