@@ -114,3 +114,22 @@ test('authenticateEarly: without a shared feed there is nothing to confirm', asy
   assert.equal((await keys.authenticateEarly(TOKEN)).current, undefined);
   await assert.rejects(keys.authenticateEarly('sk-gw-unknown'), { code: 'invalid_api_key' });
 });
+
+test('a version read that does not answer in time counts as unreadable: the database answers', async () => {
+  const { store, state } = fakeStore();
+  let hang = false;
+  const changes: ChangeFeed = {
+    async publish() {},
+    subscribe: () => () => {},
+    async close() {},
+    version: () => (hang ? new Promise<string>(() => {}) : Promise.resolve('0')),
+  };
+  const keys = createKeyAuthenticator({ store, hashKey: HASH_KEY, changes, versionTimeoutMs: 20 });
+  await keys.authenticate(TOKEN);
+  hang = true;
+  state.status = 'revoked';
+  await assert.rejects(keys.authenticate(TOKEN), { code: 'invalid_api_key' });
+  assert.equal(state.lookups, 2, 'the cached entry was not trusted');
+  const early = await keys.authenticateEarly(TOKEN);
+  assert.equal(await early.current, false, 'the early path does not trust the entry either');
+});

@@ -14,12 +14,12 @@ import { startFlakyUpstream, type FlakyUpstream } from '../fakes/flaky-upstream.
  */
 describe('routing: retries, failover, fallbacks, circuits and status mapping', () => {
   const upstreams: Record<string, FlakyUpstream> = {};
-  const names = ['retry', 'pairA', 'pairB', 'streamA', 'streamB', 'solo', 'limited', 'backup', 'circuitA', 'circuitB', 'status'];
+  const names = ['retry', 'pairA', 'pairB', 'streamA', 'streamB', 'stall', 'solo', 'limited', 'backup', 'circuitA', 'circuitB', 'status'];
   let running: RunningGateway;
   let client: OpenAI;
   const events: GatewayEvent[] = [];
 
-  const deployment = (name: string, priority = 0) =>
+  const deployment = (name: string, priority = 0, totalMs = 3000) =>
     [
       `      - id: ${name}`,
       '        provider: openai-compatible',
@@ -27,7 +27,7 @@ describe('routing: retries, failover, fallbacks, circuits and status mapping', (
       `        base_url: ${upstreams[name]!.baseUrl}`,
       '        api_key: sk-upstream',
       `        priority: ${priority}`,
-      '        timeouts: { first_byte_ms: 400, total_ms: 3000 }',
+      `        timeouts: { first_byte_ms: 400, total_ms: ${totalMs} }`,
       '        pricing: { inputPerMillion: "0.1", outputPerMillion: "0.2" }',
     ].join('\n');
 
@@ -55,6 +55,10 @@ describe('routing: retries, failover, fallbacks, circuits and status mapping', (
         '    deployments:',
         deployment('streamA', 0),
         deployment('streamB', 1),
+        '  - id: m-stall',
+        '    pricing: { inputPerMillion: "0.1", outputPerMillion: "0.2" }',
+        '    deployments:',
+        deployment('stall', 0, 600),
         '  - id: m-solo',
         '    pricing: { inputPerMillion: "0.1", outputPerMillion: "0.2" }',
         '    deployments:',
@@ -178,6 +182,24 @@ describe('routing: retries, failover, fallbacks, circuits and status mapping', (
         // drain
       }
     });
+  });
+
+  test('a stream that stalls after bytes reached the client is ended by the gateway's timers with an error event', async () => {
+    upstreams.stall!.script({ kind: 'stall-mid-stream', after: 2 });
+    // The client gives up after 5 s; the deployment's silence limit (400 ms between chunks) or its
+    // total (600 ms) must end the stream first, through the HTTP client's own abort handling.
+    const response = await fetch(`${running.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${running.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm-stall', messages: fresh(), stream: true }),
+      signal: AbortSignal.timeout(5_000),
+    });
+    assert.equal(response.status, 200);
+    const text = await response.text();
+    assert.ok(!text.includes('[DONE]'), text);
+    const dataLines = text.split('\n').filter((line) => line.startsWith('data: '));
+    const last = JSON.parse(dataLines.at(-1)!.slice(6));
+    assert.equal(last.error?.code, 'upstream_timeout', text);
   });
 
   test('a rate-limited model falls back to its rate_limited fallback', async () => {

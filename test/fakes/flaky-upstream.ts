@@ -16,7 +16,9 @@ export type FlakyBehaviour =
   /** Closes the connection without any answer. */
   | { kind: 'drop' }
   /** Streams `after` chunks, then closes the connection without [DONE]. */
-  | { kind: 'drop-mid-stream'; after: number };
+  | { kind: 'drop-mid-stream'; after: number }
+  /** Streams `after` chunks, then sends nothing more and keeps the connection open. */
+  | { kind: 'stall-mid-stream'; after: number };
 
 export interface FlakyUpstream {
   readonly name: string;
@@ -96,6 +98,7 @@ async function answer(
       response.end(stream ? 'data: {not json at all\n\n' : '<html>definitely not json');
       return;
     case 'ok':
+    case 'stall-mid-stream':
     case 'drop-mid-stream': {
       if (!stream) {
         response.writeHead(200, { 'content-type': 'application/json' });
@@ -104,7 +107,7 @@ async function answer(
       }
       response.writeHead(200, { 'content-type': 'text/event-stream' });
       const events = streamEvents(model, name);
-      const limit = behaviour.kind === 'drop-mid-stream' ? behaviour.after : events.length;
+      const limit = behaviour.kind === 'ok' ? events.length : behaviour.after;
       for (const event of events.slice(0, limit)) {
         response.write(`data: ${event}\n\n`);
         await new Promise((resolve) => setTimeout(resolve, 5));
@@ -113,8 +116,7 @@ async function answer(
         // Let the gateway read what was sent before the connection goes (a destroyed socket drops unread data).
         await new Promise((resolve) => setTimeout(resolve, 50));
         request.socket.destroy();
-      }
-      else response.end();
+      } else if (behaviour.kind === 'ok') response.end();
       return;
     }
   }
