@@ -184,7 +184,7 @@ describe('routing: retries, failover, fallbacks, circuits and status mapping', (
     });
   });
 
-  test('a stream that stalls after bytes reached the client is ended by the gateway's timers with an error event', async () => {
+  test('a stream that stalls after bytes reached the client is ended by the gateway timers with an error event', async () => {
     upstreams.stall!.script({ kind: 'stall-mid-stream', after: 2 });
     // The client gives up after 5 s; the deployment's silence limit (400 ms between chunks) or its
     // total (600 ms) must end the stream first, through the HTTP client's own abort handling.
