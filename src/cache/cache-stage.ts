@@ -6,6 +6,7 @@ import { createChatStreamAssembler } from './assemble-chat-stream.js';
 import { cacheKey } from './cache-key.js';
 import { replayChatCompletion } from './replay-chat-completion.js';
 import type { ResponseCache } from './response-cache.js';
+import { admitted } from '../pipeline/admission.js';
 
 const CACHED_OPERATIONS = new Set(['chat', 'completion', 'embedding']);
 
@@ -41,6 +42,8 @@ export function createCacheStage(deps: CacheStageDeps): Stage {
   };
 
   async function lookUp(call: GatewayCall, next: Next, ttlMs: number): Promise<Outcome> {
+    // A refused call is not answered from the cache either.
+    await admitted(call);
     const key = cacheKey({ orgId: call.auth.org.id, operation: call.operation, model: call.model, request: call.request });
     let cached: unknown;
     try {

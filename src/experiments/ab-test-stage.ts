@@ -5,6 +5,7 @@ import { assignVariant } from './assign-variant.js';
 import type { ExperimentStatsRecorder } from './experiment-stats-recorder.js';
 import type { Experiment } from './experiment-types.js';
 import type { ExperimentStore } from './sql-experiment-store.js';
+import { admitted } from '../pipeline/admission.js';
 
 export interface AbTestStageDeps {
   store: Pick<ExperimentStore, 'listActive' | 'peekActive'>;
@@ -31,6 +32,8 @@ export function createAbTestStage(deps: AbTestStageDeps): Stage {
   };
 
   async function runExperiment(call: GatewayCall, next: Next, cached: Experiment[] | undefined): Promise<Outcome> {
+    // An assignment is recorded with the call's outcome: only for admitted calls.
+    await admitted(call);
     const experiments = cached ?? (await deps.store.listActive(call.auth.org.id));
     if (experiments.length === 0) return next(call);
     const request = call.request as Record<string, unknown>;

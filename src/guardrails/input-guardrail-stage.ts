@@ -2,6 +2,7 @@ import type { GatewayCall, Next, Outcome, Stage } from '../pipeline/stage.js';
 import { type GuardrailRunDeps, runGuardrails } from './run-guardrails.js';
 import { runsNoGuardrails, selectGuardrails } from './select-guardrails.js';
 import type { GuardrailStore } from './sql-guardrail-store.js';
+import { admitted } from '../pipeline/admission.js';
 
 export interface GuardrailStageDeps extends GuardrailRunDeps {
   store: Pick<GuardrailStore, 'list' | 'peekList'>;
@@ -25,6 +26,8 @@ export function createInputGuardrailStage(deps: GuardrailStageDeps): Stage {
   };
 
   async function checkInput(call: GatewayCall, next: Next): Promise<Outcome> {
+    // Guardrails may call out and are logged: only for admitted calls.
+    await admitted(call);
     const guardrails = await selectGuardrails(deps.store, call, 'pre');
     if (guardrails.length === 0) return next(call);
     call.record.headers['x-gw-guardrails-applied'] = guardrails.map((guardrail) => guardrail.name).join(',');

@@ -4,6 +4,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { EarlyAuthentication, KeyAuthenticator } from '../keys/key-authenticator.js';
 import { createKeyConfirmationStage } from '../keys/key-confirmation-stage.js';
 import type { RequestLogEntry, RequestRecorder } from '../observability/request-recorder.js';
+import { createAdmissionGateStage } from '../pipeline/admission.js';
 import { composeStages } from '../pipeline/compose-stages.js';
 import type { GatewayCall } from '../pipeline/stage.js';
 import { chatRequestSchema } from '../protocol/chat.js';
@@ -23,7 +24,7 @@ function authContext(alias: string, allowedModels: string[] | null = null): Auth
 
 /**
  * The edge with a key cache whose entry is `cached` and whose fresh lookup gives `fresh` (or a 401),
- * a pipeline of the key-confirmation stage and a terminal that records what reached it.
+ * a pipeline of the key-confirmation stage and the admission gate, and a terminal that records what reached it.
  */
 async function edge(cached: AuthContext, current: boolean, fresh: AuthContext | undefined) {
   const reached: GatewayCall[] = [];
@@ -41,7 +42,7 @@ async function edge(cached: AuthContext, current: boolean, fresh: AuthContext | 
     markUsed() {},
   } as unknown as KeyAuthenticator;
   const recorder = { record: (entry: RequestLogEntry) => void recorded.push(entry) } as unknown as RequestRecorder;
-  const pipeline = composeStages([createKeyConfirmationStage()], async (call) => {
+  const pipeline = composeStages([createKeyConfirmationStage(), createAdmissionGateStage()], async (call) => {
     reached.push(call);
     return { kind: 'json', body: { answered_for: call.auth.key.alias } };
   });

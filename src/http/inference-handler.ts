@@ -115,7 +115,7 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
       try {
         await serve(early.auth, early.current);
       } catch (error) {
-        // Any failure on a cached key not yet confirmed (the key-confirmation stage's own refusal, or
+        // Any failure on a cached key not yet confirmed (the admission's own refusal, or
         // an earlier 400/403/429) is answered only once the key is known to be current: if it was
         // not, the call starts over on a fresh lookup, so a revoked key gets its 401. The pipeline
         // never passed the confirmation then: nothing was spent or sent upstream.

@@ -1,10 +1,11 @@
+import { withAdmissionCheck } from '../pipeline/admission.js';
 import type { Stage } from '../pipeline/stage.js';
 
 /**
  * Thrown when a call ran on a cached key that turned out to be stale: the HTTP edge authenticates
  * again and runs the call from the start (src/http/inference-handler.ts), so a revoked key is
  * refused and a changed one is served with its new settings. Nothing has been spent or sent
- * upstream at that point.
+ * upstream at that point (a credit hold sent alongside is released).
  */
 export class StaleAuthContextError extends Error {
   constructor() {
@@ -13,17 +14,22 @@ export class StaleAuthContextError extends Error {
   }
 }
 
+function confirm(current: boolean): void {
+  if (!current) throw new StaleAuthContextError();
+}
+
 /**
- * Sits right after the rate-limit stage: the shared change version was read while the rate-limit
- * call was in flight, and no stage after this one runs on a key context that is not known to be
- * current (docs/deployment.md, "Revocation across instances").
+ * The first stage: the shared change version is being read while the call goes on (its rate-limit
+ * call is sent meanwhile), and the call is not admitted until the cached key is known to be current
+ * (pipeline/admission.ts; docs/deployment.md, "Revocation across instances"). Being first, a stale
+ * key wins over any other refusal.
  */
 export function createKeyConfirmationStage(): Stage {
   return {
     name: 'key-confirmation',
-    async run(call, next) {
-      if (call.authCurrent && !(await call.authCurrent)) throw new StaleAuthContextError();
-      return next(call);
+    run(call, next) {
+      if (!call.authCurrent) return next(call);
+      return next(withAdmissionCheck(call, call.authCurrent.then(confirm)));
     },
   };
 }

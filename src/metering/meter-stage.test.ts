@@ -295,3 +295,69 @@ test('moderations are not metered', async () => {
   assert.deepEqual(outcome, { kind: 'json', body: { ok: true } });
   assert.equal(call.record.headers['x-gw-request-cost'], undefined);
 });
+
+/** A promise settled from outside, for admission checks still in flight. */
+function pendingCheck() {
+  let pass!: () => void;
+  let refuse!: (error: unknown) => void;
+  const promise = new Promise<void>((resolve, reject) => {
+    pass = resolve;
+    refuse = reject;
+  });
+  return { promise, pass, refuse };
+}
+
+const RATE_LIMITED = () => new GatewayError('rate_limit_exceeded', 'Requests per minute limit reached for this key.');
+
+test('admission in flight: the hold is sent at once, and the call waits for both before it runs', async () => {
+  const { stage, credits } = setup();
+  const context = auth();
+  await credits.topUp(context.org.id, 1_000_000, null);
+  const admission = pendingCheck();
+  let ran = false;
+  const running = stage.run(chatCall(context, { admission: admission.promise }), async () => {
+    ran = true;
+    return { kind: 'json', body: { choices: [] }, usage: { inputTokens: 7, outputTokens: 3 } };
+  });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.ok((await credits.balance(context.org.id)).reservedNanos > 0, 'held before admission answered');
+  assert.equal(ran, false, 'not run before admission');
+  admission.pass();
+  await running;
+  assert.equal(ran, true);
+  const balance = await credits.balance(context.org.id);
+  assert.deepEqual([balance.spentNanos, balance.reservedNanos], [37, 0]);
+});
+
+test('admission refused: the refusal is answered, the hold that landed is released, nothing runs', async () => {
+  const { stage, credits } = setup();
+  const context = auth();
+  await credits.topUp(context.org.id, 1_000_000, null);
+  const admission = pendingCheck();
+  let ran = false;
+  const running = stage.run(chatCall(context, { admission: admission.promise }), async () => {
+    ran = true;
+    return { kind: 'json', body: {} };
+  });
+  await new Promise((resolve) => setImmediate(resolve));
+  admission.refuse(RATE_LIMITED());
+  await assert.rejects(running, (error: GatewayError) => error.code === 'rate_limit_exceeded');
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(ran, false);
+  const balance = await credits.balance(context.org.id);
+  assert.deepEqual([balance.spentNanos, balance.reservedNanos], [0, 0]);
+});
+
+test('admission refused and credits short: the admission refusal wins (429, not 402)', async () => {
+  const { stage, credits } = setup();
+  const context = auth();
+  await credits.topUp(context.org.id, 10, null);
+  const admission = pendingCheck();
+  const running = stage.run(chatCall(context, { admission: admission.promise }), jsonAnswer());
+  setImmediate(() => admission.refuse(RATE_LIMITED()));
+  await assert.rejects(running, (error: GatewayError) => error.code === 'rate_limit_exceeded');
+  // And an unpriced model on a refused call: the refusal too.
+  const refused = Promise.reject(RATE_LIMITED());
+  refused.catch(() => {});
+  await assert.rejects(stage.run(chatCall(context, { model: 'half-priced', admission: refused }), jsonAnswer()), (error: GatewayError) => error.code === 'rate_limit_exceeded');
+});

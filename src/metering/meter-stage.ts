@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { EventBus } from '../lib/event-bus.js';
+import { admitted } from '../pipeline/admission.js';
 import type { GatewayCall, Next, Outcome, Stage } from '../pipeline/stage.js';
 import type { Usage } from '../protocol/usage.js';
 import type { Deployment } from '../routing/catalog-types.js';
@@ -173,6 +174,28 @@ export function createMeterStage(options: MeterStageOptions): Stage {
     );
   }
 
+  /**
+   * The hold goes out together with the call's admission checks (pipeline/admission.ts): one round
+   * trip to the shared stores instead of two. A refused admission wins over a credit refusal, as if
+   * the hold had never been asked for, and a hold that landed meanwhile is released.
+   */
+  async function reserveOnAdmission(call: GatewayCall, accounts: SpendAccount[], amountNanos: number): Promise<void> {
+    if (call.admission === undefined) return reserve(call, accounts, amountNanos);
+    const holding = reserve(call, accounts, amountNanos);
+    // Its refusal is looked at only after admission's: not an unhandled rejection meanwhile.
+    holding.catch(() => {});
+    try {
+      await call.admission;
+    } catch (refusal) {
+      holding.then(
+        () => release(call),
+        () => {},
+      );
+      throw refusal;
+    }
+    await holding;
+  }
+
   function runStream(call: GatewayCall, accounts: SpendAccount[], next: Next): Promise<Outcome> {
     // The upstream is cut when the client leaves before the stream starts; after that it is drained (metered-stream.ts).
     const upstream = new AbortController();
@@ -236,15 +259,16 @@ export function createMeterStage(options: MeterStageOptions): Stage {
   return {
     name: 'meter',
     async run(call, next) {
-      if (call.operation === 'moderation') return next(call);
+      if (call.operation === 'moderation') return admitted(call).then(() => next(call));
       const estimate = reservationCost(call);
       if (estimate.unpriced && !call.auth.org.settings.allowUnpricedModels) {
+        await admitted(call);
         throw new GatewayError('model_not_priced', `The model "${call.model}" has no price for this operation, so it cannot be metered. Ask an admin to set its price.`, {
           param: 'model',
         });
       }
       const accounts = spendAccountsFor(call.auth, call.user, windowOf, credits);
-      await reserve(call, accounts, estimate.costNanos);
+      await reserveOnAdmission(call, accounts, estimate.costNanos);
       if (call.stream) return runStream(call, accounts, next);
       let outcome: Outcome;
       try {

@@ -31,9 +31,14 @@ export interface GatewayCall<Request = Record<string, unknown>> {
   readonly auth: AuthContext;
   /**
    * Set when `auth` came from the key cache before the shared change version was read: true once
-   * it is known to be current. The key-confirmation stage awaits it before anything is spent.
+   * it is known to be current. The key-confirmation stage makes it part of the call's admission.
    */
   readonly authCurrent?: Promise<boolean>;
+  /**
+   * Admission checks still in flight (key confirmation, rate limit): see pipeline/admission.ts.
+   * Stages that act on the call wait for it first; undefined means admitted.
+   */
+  readonly admission?: Promise<void>;
   /** The public model id (after templates and A/B tests may have chosen another). */
   readonly model: string;
   /** The validated request body, gw_* fields included until the route stage strips them. */

@@ -2,10 +2,11 @@ import { GatewayError } from '../errors/gateway-error.js';
 import { tapStream } from '../lib/tap-stream.js';
 import { countPromptTokens } from '../metering/estimate-usage.js';
 import type { TokenCounter } from '../metering/token-counter.js';
+import { withAdmissionCheck } from '../pipeline/admission.js';
 import type { GatewayCall, Outcome, Stage } from '../pipeline/stage.js';
 import { usageTotals, type Usage } from '../protocol/usage.js';
 import type { AuthContext } from '../tenancy/tenancy-types.js';
-import type { CounterStore, WindowLimit, WindowState } from './counter-store.js';
+import type { CounterStore, HitResult, WindowLimit, WindowState } from './counter-store.js';
 import { writeRateLimitHeaders } from './rate-limit-headers.js';
 import { rateLimitsFor, type EffectiveLimits } from './rate-limits-for.js';
 
@@ -72,6 +73,28 @@ export function createRateLimitStage(options: RateLimitStageOptions): Stage {
     }
   }
 
+  /** Writes the x-ratelimit-* headers, or refuses with 429 and Retry-After. */
+  function admit(call: GatewayCall, result: HitResult, estimate: number): void {
+    const headers: Record<string, string> = {};
+    writeRateLimitHeaders(headers, tightest(result.states, 'rpm'), tightest(result.states, 'tpm'));
+    if (result.allowed) {
+      Object.assign(call.record.headers, headers);
+      return;
+    }
+    const kind = KINDS[result.blockedIndex % 3];
+    const state = result.states[result.blockedIndex];
+    headers['retry-after'] = String(Math.max(1, Math.ceil(state.retryAfterMs / 1000)));
+    const scope = result.blockedIndex >= 3 ? 'for this user on this key' : 'for this key';
+    const message =
+      kind === 'tpm'
+        ? `Tokens per minute limit reached ${scope} (${state.limit} TPM; this request counts ${estimate}). Retry after ${headers['retry-after']} s.`
+        : `${kind === 'rpm' ? 'Requests per minute' : 'Requests per second'} limit reached ${scope} (${state.limit} ${kind.toUpperCase()}). Retry after ${headers['retry-after']} s.`;
+    throw new GatewayError(kind === 'tpm' ? 'tpm_limit_exceeded' : 'rate_limit_exceeded', message, {
+      headers,
+      details: { limit_type: kind },
+    });
+  }
+
   return {
     name: 'rate-limit',
     async run(call, next) {
@@ -82,31 +105,16 @@ export function createRateLimitStage(options: RateLimitStageOptions): Stage {
       const windows = windowsFor(keyId, limits.key, estimate);
       if (limits.user && call.user) windows.push(...windowsFor(`${keyId}:u:${encodeURIComponent(call.user)}`, limits.user, estimate));
       const admittedAt = now();
-      let result;
-      try {
-        result = await store.hit(windows, admittedAt);
-      } catch (error) {
-        report(error);
-        return next(call);
-      }
-      const headers: Record<string, string> = {};
-      writeRateLimitHeaders(headers, tightest(result.states, 'rpm'), tightest(result.states, 'tpm'));
-      if (!result.allowed) {
-        const kind = KINDS[result.blockedIndex % 3];
-        const state = result.states[result.blockedIndex];
-        headers['retry-after'] = String(Math.max(1, Math.ceil(state.retryAfterMs / 1000)));
-        const scope = result.blockedIndex >= 3 ? 'for this user on this key' : 'for this key';
-        const message =
-          kind === 'tpm'
-            ? `Tokens per minute limit reached ${scope} (${state.limit} TPM; this request counts ${estimate}). Retry after ${headers['retry-after']} s.`
-            : `${kind === 'rpm' ? 'Requests per minute' : 'Requests per second'} limit reached ${scope} (${state.limit} ${kind.toUpperCase()}). Retry after ${headers['retry-after']} s.`;
-        throw new GatewayError(kind === 'tpm' ? 'tpm_limit_exceeded' : 'rate_limit_exceeded', message, {
-          headers,
-          details: { limit_type: kind },
-        });
-      }
-      Object.assign(call.record.headers, headers);
-      const outcome: Outcome = await next(call);
+      // Not awaited here: the verdict joins the call's admission, so the meter's credit hold is
+      // sent alongside instead of one round trip later (pipeline/admission.ts).
+      const verdict = store.hit(windows, admittedAt).then(
+        (result) => admit(call, result, estimate),
+        (error: unknown) => {
+          // A store failure lets the call through: credits still guard the money.
+          report(error);
+        },
+      );
+      const outcome: Outcome = await next(withAdmissionCheck(call, verdict));
       if (outcome.kind !== 'stream') {
         correct(call, outcome.usage ?? call.record.usage, windows, admittedAt, estimate);
         return outcome;

@@ -2,6 +2,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayCall, Next, Outcome, Stage } from '../pipeline/stage.js';
 import type { TemplateRenderer } from './render-template.js';
 import type { TemplateStore } from './sql-template-store.js';
+import { admitted } from '../pipeline/admission.js';
 
 export interface TemplateStageDeps {
   store: Pick<TemplateStore, 'getVersion'>;
@@ -31,6 +32,8 @@ export function createTemplateStage(deps: TemplateStageDeps): Stage {
   };
 
   async function applyTemplate(call: GatewayCall, next: Next, request: TemplateFields, templateId: string, explicit: string | undefined): Promise<Outcome> {
+    // A refused call gets its 429 (or restart), not a template error.
+    await admitted(call);
     const pinned = explicit ? (request.gw_prompt_version ?? undefined) : undefined;
     const version = await deps.store.getVersion(call.auth.org.id, templateId, pinned);
     if (!version) {

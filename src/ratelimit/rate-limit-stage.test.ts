@@ -1,0 +1,109 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fakeCall } from '../../test/features/fake-gateway-call.js';
+import type { GatewayError } from '../errors/gateway-error.js';
+import { createTokenCounter } from '../metering/token-counter.js';
+import { createAdmissionGateStage } from '../pipeline/admission.js';
+import { composeStages } from '../pipeline/compose-stages.js';
+import type { GatewayCall, Stage } from '../pipeline/stage.js';
+import type { CounterStore, HitResult } from './counter-store.js';
+import { createMemoryCounterStore } from './memory-counter-store.js';
+import { createRateLimitStage } from './rate-limit-stage.js';
+
+const tick = () => new Promise((resolve) => setImmediate(resolve));
+
+/** A counter store whose answers are given by the test, one per hit. */
+function heldStore(): CounterStore & { answer(result: HitResult | Error): void; hits: number } {
+  const waiting: Array<(result: HitResult | Error) => void> = [];
+  const store = {
+    hits: 0,
+    hit() {
+      store.hits++;
+      return new Promise<HitResult>((resolve, reject) => waiting.push((result) => (result instanceof Error ? reject(result) : resolve(result))));
+    },
+    async adjust() {},
+    async close() {},
+    answer(result: HitResult | Error) {
+      waiting.shift()!(result);
+    },
+  };
+  return store;
+}
+
+const STATE = { limit: 10, remaining: 9, resetMs: 30_000, retryAfterMs: 0 };
+const ALLOWED: HitResult = { allowed: true, blockedIndex: -1, states: [STATE, STATE, STATE] };
+const REFUSED: HitResult = { allowed: false, blockedIndex: 0, states: [{ ...STATE, remaining: 0, retryAfterMs: 2_500 }, STATE, STATE] };
+
+/** rate limit → a stage that notes when it ran → admission gate → a terminal that counts calls. */
+function pipelineWith(store: CounterStore, onError?: (error: unknown) => void) {
+  const seen: string[] = [];
+  let reached = 0;
+  const observer: Stage = {
+    name: 'observer',
+    run(call: GatewayCall, next) {
+      seen.push('downstream stage ran');
+      return next(call);
+    },
+  };
+  const pipeline = composeStages([createRateLimitStage({ store, tokens: createTokenCounter(), onError }), observer, createAdmissionGateStage()], async () => {
+    reached++;
+    return { kind: 'json', body: {} };
+  });
+  return { pipeline, seen, reached: () => reached };
+}
+
+const chat = () => fakeCall({ request: { model: 'm', messages: [{ role: 'user', content: 'hi' }] } });
+
+test('rate limit: the next stages run while the counter store answers; the router waits for the verdict', async () => {
+  const store = heldStore();
+  const { pipeline, seen, reached } = pipelineWith(store);
+  const call = chat();
+  const running = pipeline(call);
+  await tick();
+  assert.equal(store.hits, 1);
+  assert.deepEqual(seen, ['downstream stage ran'], 'not held up by the store');
+  assert.equal(reached(), 0, 'the router is not called before the verdict');
+  store.answer(ALLOWED);
+  await running;
+  assert.equal(reached(), 1);
+  assert.equal(call.record.headers['x-ratelimit-limit-requests'], '10');
+});
+
+test('rate limit: a refusal is a 429 with Retry-After and the limit headers, and nothing reaches the router', async () => {
+  const store = heldStore();
+  const { pipeline, reached } = pipelineWith(store);
+  const running = pipeline(chat());
+  store.answer(REFUSED);
+  await assert.rejects(running, (error: GatewayError) => {
+    assert.equal(error.code, 'rate_limit_exceeded');
+    assert.equal(error.status, 429);
+    assert.equal(error.headers?.['retry-after'], '3');
+    assert.equal(error.headers?.['x-ratelimit-remaining-requests'], '0');
+    return true;
+  });
+  assert.equal(reached(), 0);
+});
+
+test('rate limit: a counter store failure lets the call through and is reported', async () => {
+  const store = heldStore();
+  const errors: unknown[] = [];
+  const { pipeline, reached } = pipelineWith(store, (error) => errors.push(error));
+  const running = pipeline(chat());
+  store.answer(new Error('redis down'));
+  await running;
+  assert.equal(reached(), 1);
+  assert.equal(errors.length, 1);
+});
+
+test('rate limit: with the in-memory store the second call over an RPM of 1 is refused', async () => {
+  const store = createMemoryCounterStore({ sweepIntervalMs: 0 });
+  const { pipeline, reached } = pipelineWith(store);
+  const limited = () => {
+    const call = chat();
+    (call.auth.key as { limits: Record<string, number> }).limits = { rpm: 1 };
+    return call;
+  };
+  await pipeline(limited());
+  await assert.rejects(pipeline(limited()), (error: GatewayError) => error.status === 429);
+  assert.equal(reached(), 1);
+});

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import { coalesceTurnWrites } from '../../src/lib/redis-turn-writes.js';
+
+const redisUrl = process.env.GW_TEST_REDIS_URL;
+const clients: Redis[] = [];
+after(() => clients.forEach((client) => client.disconnect()));
+
+async function connect(coalesce: boolean): Promise<Redis> {
+  const redis = new Redis(redisUrl!, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  clients.push(redis);
+  if (coalesce) coalesceTurnWrites(redis);
+  await redis.connect();
+  return redis;
+}
+
+/** Counts the system-call-level writes on the connection's socket (one writev for a corked batch). */
+function countWrites(redis: Redis): () => number {
+  const socket = redis.stream as unknown as { _write: (...args: unknown[]) => void; _writev: (...args: unknown[]) => void };
+  let writes = 0;
+  const write = socket._write.bind(socket);
+  const writev = socket._writev.bind(socket);
+  socket._write = (...args) => {
+    writes++;
+    write(...args);
+  };
+  socket._writev = (...args) => {
+    writes++;
+    writev(...args);
+  };
+  return () => writes;
+}
+
+describe('Redis: the commands of one event-loop turn leave in one write', { skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set: skipped' }, () => {
+  test('three commands issued across a chain of resolved promises go out together, with the right answers', async () => {
+    const redis = await connect(true);
+    const writes = countWrites(redis);
+    const key = `gw-test:${randomUUID()}`;
+    // As a call issues them: one, then more after a few awaits that involve no I/O.
+    const first = redis.incr(key);
+    await Promise.resolve();
+    await Promise.resolve();
+    const second = redis.incrby(key, 10);
+    await null;
+    const third = redis.get(key);
+    assert.deepEqual(await Promise.all([first, second, third]), [1, 11, '11']);
+    assert.equal(writes(), 1);
+    // A later turn (after waiting for replies) starts a new batch; nothing stays corked.
+    assert.equal(await redis.incr(key), 12);
+    assert.equal(writes(), 2);
+    assert.equal(redis.stream.writableCorked, 0);
+    await redis.del(key);
+  });
+
+  test('without it, each command is its own write', async () => {
+    const redis = await connect(false);
+    const writes = countWrites(redis);
+    const key = `gw-test:${randomUUID()}`;
+    const first = redis.incr(key);
+    await Promise.resolve();
+    const second = redis.incr(key);
+    assert.deepEqual(await Promise.all([first, second]), [1, 2]);
+    assert.equal(writes(), 2);
+    await redis.del(key);
+  });
+
+  test('commands issued from a timer callback and from a next-tick callback are flushed in the same turn', async () => {
+    const redis = await connect(true);
+    const key = `gw-test:${randomUUID()}`;
+    const fromTimer = await new Promise((resolve, reject) => setTimeout(() => redis.incr(key).then(resolve, reject), 1));
+    const fromTick = await new Promise((resolve, reject) => process.nextTick(() => redis.incr(key).then(resolve, reject)));
+    assert.deepEqual([fromTimer, fromTick], [1, 2]);
+    assert.equal(redis.stream.writableCorked, 0);
+    await redis.del(key);
+  });
+});
