@@ -1,5 +1,15 @@
+import { setFlagsFromString } from 'node:v8';
 import { loadConfig } from './config/load-config.js';
 import { createGateway } from './app.js';
+
+// undici parses upstream answers with llhttp compiled to WebAssembly. V8 re-compiles it with its
+// optimising compiler on the first upstream call, and that one giant state-machine function takes
+// ~35 MB of compiler memory, which the allocator then keeps: the largest single step in gw's
+// resident memory. The baseline code parses a response a few microseconds slower. Set here, before
+// any upstream connection (the launcher would refuse to start on a Node whose V8 renamed a flag;
+// this only warns).
+setFlagsFromString('--no-wasm-tier-up');
+setFlagsFromString('--no-wasm-dynamic-tiering');
 
 /**
  * Process entry: configuration, the gateway, listen, and a graceful stop on SIGTERM/SIGINT
