@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { deferred, nextTurn } from '../../test/helpers/deferred.js';
 import { createDatabase, type DatabaseHandle } from '../db/create-database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -296,63 +297,50 @@ test('moderations are not metered', async () => {
   assert.equal(call.record.headers['x-gw-request-cost'], undefined);
 });
 
-/** A promise settled from outside, for admission checks still in flight. */
-function pendingCheck() {
-  let pass!: () => void;
-  let refuse!: (error: unknown) => void;
-  const promise = new Promise<void>((resolve, reject) => {
-    pass = resolve;
-    refuse = reject;
-  });
-  return { promise, pass, refuse };
-}
-
 const RATE_LIMITED = () => new GatewayError('rate_limit_exceeded', 'Requests per minute limit reached for this key.');
 
-test('admission in flight: the hold is sent at once, and the call waits for both before it runs', async () => {
+/** A funded call whose admission is still open, run through the meter; `ran` tells if it got past it. */
+async function callWithOpenAdmission() {
   const { stage, credits } = setup();
   const context = auth();
   await credits.topUp(context.org.id, 1_000_000, null);
-  const admission = pendingCheck();
+  const admission = deferred();
   let ran = false;
   const running = stage.run(chatCall(context, { admission: admission.promise }), async () => {
     ran = true;
     return { kind: 'json', body: { choices: [] }, usage: { inputTokens: 7, outputTokens: 3 } };
   });
-  await new Promise((resolve) => setImmediate(resolve));
-  assert.ok((await credits.balance(context.org.id)).reservedNanos > 0, 'held before admission answered');
-  assert.equal(ran, false, 'not run before admission');
+  await nextTurn();
+  const balance = () => credits.balance(context.org.id);
+  return { admission, running, ran: () => ran, balance };
+}
+
+test('admission in flight: the hold is sent at once, and the call waits for both before it runs', async () => {
+  const { admission, running, ran, balance } = await callWithOpenAdmission();
+  assert.ok((await balance()).reservedNanos > 0, 'held before admission answered');
+  assert.equal(ran(), false, 'not run before admission');
   admission.pass();
   await running;
-  assert.equal(ran, true);
-  const balance = await credits.balance(context.org.id);
-  assert.deepEqual([balance.spentNanos, balance.reservedNanos], [37, 0]);
+  assert.equal(ran(), true);
+  const settled = await balance();
+  assert.deepEqual([settled.spentNanos, settled.reservedNanos], [37, 0]);
 });
 
 test('admission refused: the refusal is answered, the hold that landed is released, nothing runs', async () => {
-  const { stage, credits } = setup();
-  const context = auth();
-  await credits.topUp(context.org.id, 1_000_000, null);
-  const admission = pendingCheck();
-  let ran = false;
-  const running = stage.run(chatCall(context, { admission: admission.promise }), async () => {
-    ran = true;
-    return { kind: 'json', body: {} };
-  });
-  await new Promise((resolve) => setImmediate(resolve));
+  const { admission, running, ran, balance } = await callWithOpenAdmission();
   admission.refuse(RATE_LIMITED());
   await assert.rejects(running, (error: GatewayError) => error.code === 'rate_limit_exceeded');
-  await new Promise((resolve) => setImmediate(resolve));
-  assert.equal(ran, false);
-  const balance = await credits.balance(context.org.id);
-  assert.deepEqual([balance.spentNanos, balance.reservedNanos], [0, 0]);
+  await nextTurn();
+  assert.equal(ran(), false);
+  const released = await balance();
+  assert.deepEqual([released.spentNanos, released.reservedNanos], [0, 0]);
 });
 
 test('admission refused and credits short: the admission refusal wins (429, not 402)', async () => {
   const { stage, credits } = setup();
   const context = auth();
   await credits.topUp(context.org.id, 10, null);
-  const admission = pendingCheck();
+  const admission = deferred();
   const running = stage.run(chatCall(context, { admission: admission.promise }), jsonAnswer());
   setImmediate(() => admission.refuse(RATE_LIMITED()));
   await assert.rejects(running, (error: GatewayError) => error.code === 'rate_limit_exceeded');

@@ -1,21 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fakeCall } from '../../test/features/fake-gateway-call.js';
+import { deferred, nextTurn } from '../../test/helpers/deferred.js';
 import { admitted, createAdmissionGateStage, withAdmissionCheck } from './admission.js';
 import { composeStages } from './compose-stages.js';
 import type { GatewayCall, Stage } from './stage.js';
-
-function deferred() {
-  let pass!: () => void;
-  let refuse!: (error: unknown) => void;
-  const promise = new Promise<void>((resolve, reject) => {
-    pass = resolve;
-    refuse = reject;
-  });
-  return { promise, pass, refuse };
-}
-
-const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 /** A stage that adds `check` to the call's admission and notes that the call went past it. */
 function checking(check: Promise<void>, passed: string[], name: string): Stage {
@@ -38,11 +27,11 @@ test('admission: stages run on while checks are in flight; the gate holds the ro
     return { kind: 'json', body: {} };
   });
   const running = pipeline(fakeCall({ request: { model: 'm' } }));
-  await tick();
+  await nextTurn();
   assert.deepEqual(passed, ['a', 'b'], 'both checks were started without waiting');
   assert.equal(reached.length, 0);
   second.pass();
-  await tick();
+  await nextTurn();
   assert.equal(reached.length, 0, 'one check still open');
   first.pass();
   await running;
@@ -60,7 +49,7 @@ test('admission: a refused check never reaches the router; the earliest check re
   const running = pipeline(fakeCall({ request: { model: 'm' } }));
   // The later check refuses first; the earlier one refuses too: the client sees the earlier one.
   second.refuse(new Error('rate limited'));
-  await tick();
+  await nextTurn();
   first.refuse(new Error('stale key'));
   await assert.rejects(running, /stale key/);
   assert.equal(reached, 0);
@@ -91,8 +80,8 @@ test('admission: a refusal nobody waits for (a stage failed first) is not an unh
   const pipeline = composeStages([checking(check.promise, [], 'a'), failing, createAdmissionGateStage()], async () => ({ kind: 'json', body: {} }));
   await assert.rejects(pipeline(fakeCall({ request: { model: 'm' } })), /on its own/);
   check.refuse(new Error('rate limited'));
-  await tick();
-  await tick();
+  await nextTurn();
+  await nextTurn();
   process.off('unhandledRejection', onUnhandled);
   assert.deepEqual(unhandled, []);
 });

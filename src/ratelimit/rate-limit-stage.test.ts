@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { fakeCall } from '../../test/features/fake-gateway-call.js';
+import { nextTurn } from '../../test/helpers/deferred.js';
 import type { GatewayError } from '../errors/gateway-error.js';
 import { createTokenCounter } from '../metering/token-counter.js';
 import { createAdmissionGateStage } from '../pipeline/admission.js';
@@ -9,8 +10,6 @@ import type { GatewayCall, Stage } from '../pipeline/stage.js';
 import type { CounterStore, HitResult } from './counter-store.js';
 import { createMemoryCounterStore } from './memory-counter-store.js';
 import { createRateLimitStage } from './rate-limit-stage.js';
-
-const tick = () => new Promise((resolve) => setImmediate(resolve));
 
 /** A counter store whose answers are given by the test, one per hit. */
 function heldStore(): CounterStore & { answer(result: HitResult | Error): void; hits: number } {
@@ -59,7 +58,7 @@ test('rate limit: the next stages run while the counter store answers; the route
   const { pipeline, seen, reached } = pipelineWith(store);
   const call = chat();
   const running = pipeline(call);
-  await tick();
+  await nextTurn();
   assert.equal(store.hits, 1);
   assert.deepEqual(seen, ['downstream stage ran'], 'not held up by the store');
   assert.equal(reached(), 0, 'the router is not called before the verdict');
