@@ -1,5 +1,5 @@
-import nunjucks from 'nunjucks';
 import { GatewayError } from '../errors/gateway-error.js';
+import { nunjucksModule } from './nunjucks-module.js';
 
 /**
  * Nunjucks compiles templates to JavaScript and lets an expression read any property and call any
@@ -14,7 +14,7 @@ import { GatewayError } from '../errors/gateway-error.js';
 export function checkTemplateSource(source: string): { requiredVariables: Set<string> } {
   let root: TemplateNode;
   try {
-    root = (nunjucks as unknown as { parser: { parse(source: string): TemplateNode } }).parser.parse(source);
+    root = (nunjucksModule() as unknown as { parser: { parse(source: string): TemplateNode } }).parser.parse(source);
   } catch (error) {
     throw templateError(`template syntax error: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -1,6 +1,7 @@
-import nunjucks from 'nunjucks';
+import type { Environment } from 'nunjucks';
 import { GatewayError } from '../errors/gateway-error.js';
 import { checkTemplateSource } from './check-template-source.js';
+import { nunjucksModule } from './nunjucks-module.js';
 
 export interface TemplateMessage {
   role: 'system' | 'user' | 'assistant' | 'developer';
@@ -20,10 +21,15 @@ export interface TemplateRenderer {
  * no functions, getters or prototypes a template could reach through them.
  */
 export function createTemplateRenderer(): TemplateRenderer {
-  const environment = new nunjucks.Environment([], { autoescape: false, throwOnUndefined: true });
-  // The typings omit `globals`; it is this environment's own object (not shared), so emptying it is local.
-  const globals = (environment as unknown as { globals: Record<string, unknown> }).globals;
-  for (const name of Object.keys(globals)) delete globals[name];
+  let environment: Environment | undefined;
+  const sandboxed = (): Environment => {
+    if (environment) return environment;
+    environment = new (nunjucksModule().Environment)([], { autoescape: false, throwOnUndefined: true });
+    // The typings omit `globals`; it is this environment's own object (not shared), so emptying it is local.
+    const globals = (environment as unknown as { globals: Record<string, unknown> }).globals;
+    for (const name of Object.keys(globals)) delete globals[name];
+    return environment;
+  };
   return {
     render(messages, variables) {
       const data = JSON.parse(JSON.stringify(variables ?? {})) as Record<string, unknown>;
@@ -39,7 +45,7 @@ export function createTemplateRenderer(): TemplateRenderer {
         }
         let content: string;
         try {
-          content = environment.renderString(message.content, data);
+          content = sandboxed().renderString(message.content, data);
         } catch (error) {
           const reason = error instanceof Error ? error.message.split('\n').at(-1)?.trim() : String(error);
           throw new GatewayError('invalid_request', `The prompt template could not be rendered: ${reason}`, { param: 'gw_prompt_variables' });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -18,6 +18,9 @@ for (const database of TEST_DATABASES) {
     before(async () => {
       staticDir = mkdtempSync(join(tmpdir(), 'gw-dashboard-static-'));
       writeFileSync(join(staticDir, 'index.html'), '<!doctype html><title>gw dashboard test page</title>');
+      mkdirSync(join(staticDir, 'assets'));
+      writeFileSync(join(staticDir, 'assets', 'index-abc123.js'), 'console.log("dashboard test script");');
+      writeFileSync(join(staticDir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
       running = await startGateway({ database: database.name, config: { dashboardDir: staticDir } });
     });
     after(async () => {
@@ -37,6 +40,27 @@ for (const database of TEST_DATABASES) {
       const missing = await fetch(`${running.url}/dashboard/api/nothing`);
       assert.equal(missing.status, 404);
       assert.equal((await missing.json()).error.code, 'not_found');
+    });
+
+    test('serves the built files present at start with their type; hashed assets are cached for good and revalidate by ETag', async () => {
+      const script = await fetch(`${running.url}/dashboard/assets/index-abc123.js`);
+      assert.equal(script.status, 200);
+      assert.equal(await script.text(), 'console.log("dashboard test script");');
+      assert.equal(script.headers.get('content-type'), 'text/javascript; charset=utf-8');
+      assert.equal(script.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+      assert.equal(script.headers.get('x-content-type-options'), 'nosniff');
+      const etag = script.headers.get('etag')!;
+      assert.match(etag, /^"[\w-]+"$/);
+      const again = await fetch(`${running.url}/dashboard/assets/index-abc123.js`, { headers: { 'if-none-match': etag } });
+      assert.equal(again.status, 304);
+      const icon = await fetch(`${running.url}/dashboard/favicon.svg`);
+      assert.equal(icon.headers.get('content-type'), 'image/svg+xml');
+      assert.equal(icon.headers.get('cache-control'), 'public, max-age=0');
+      const head = await fetch(`${running.url}/dashboard/assets/index-abc123.js`, { method: 'HEAD' });
+      assert.equal(head.status, 200);
+      const absent = await fetch(`${running.url}/dashboard/assets/index-zzz.js`);
+      assert.equal(absent.status, 404);
+      assert.equal((await absent.json()).error.code, 'not_found');
     });
 
     test('sign-in sets an HttpOnly SameSite=Strict cookie (not Secure over plain HTTP)', async () => {

@@ -1,4 +1,3 @@
-import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { MASTER_KEY_PREFIX, type MasterCredential } from '../../admin/master-credential.js';
@@ -7,6 +6,7 @@ import { CSRF_HEADER } from '../../dashboard/dashboard-sessions.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { KeyAuthenticator } from '../../keys/key-authenticator.js';
 import { validateBody } from '../validate-body.js';
+import { readDashboardFiles, type DashboardFile } from './dashboard-files.js';
 
 export interface DashboardRouteDependencies {
   sessions: DashboardSessions;
@@ -70,28 +70,25 @@ export function registerDashboardRoutes(app: FastifyInstance, dependencies: Dash
     return { signed_out: true };
   });
 
+  const files = staticDirectory ? readDashboardFiles(staticDirectory) : new Map<string, DashboardFile>();
+  const page = files.get('index.html');
   const sendPage = (reply: FastifyReply) => {
     reply.headers({ ...PAGE_HEADERS, 'cache-control': 'no-cache' });
-    if (!staticDirectory) return reply.type('text/html; charset=utf-8').send(NOT_BUILT_PAGE);
-    return reply.sendFile('index.html');
+    return reply.type('text/html; charset=utf-8').send(page ? page.body : NOT_BUILT_PAGE);
   };
 
   void app.register(async (scope) => {
-    if (staticDirectory) {
-      await scope.register(fastifyStatic, {
-        root: staticDirectory,
-        prefix: '/dashboard/',
-        // Routes are made for the files present at start; hashed asset names can be cached for good.
-        wildcard: false,
-        index: false,
-        setHeaders(response, path) {
-          response.header('x-content-type-options', 'nosniff');
-          if (path.includes('/assets/')) response.header('cache-control', 'public, max-age=31536000, immutable');
-        },
-        schemaHide: true,
+    const hidden = { schema: { hide: true } };
+    // Routes for the files present at start; hashed asset names can be cached for good.
+    for (const [path, file] of files) {
+      if (path === 'index.html') continue;
+      const cacheControl = path.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'public, max-age=0';
+      scope.get(`/dashboard/${path}`, hidden, async (request, reply) => {
+        reply.headers({ 'content-type': file.contentType, etag: file.etag, 'cache-control': cacheControl, 'x-content-type-options': 'nosniff' });
+        if (request.headers['if-none-match'] === file.etag) return reply.code(304).send();
+        return reply.send(file.body);
       });
     }
-    const hidden = { schema: { hide: true } };
     scope.get('/dashboard', hidden, async (_request, reply) => reply.redirect('/dashboard/'));
     scope.get('/dashboard/', hidden, async (_request, reply) => sendPage(reply));
     scope.get('/dashboard/*', hidden, async (request, reply) => {
