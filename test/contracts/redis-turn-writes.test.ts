@@ -18,18 +18,15 @@ async function connect(coalesce: boolean): Promise<Redis> {
 
 /** Counts the system-call-level writes on the connection's socket (one writev for a corked batch). */
 function countWrites(redis: Redis): () => number {
-  const socket = redis.stream as unknown as { _write: (...args: unknown[]) => void; _writev: (...args: unknown[]) => void };
+  const socket = redis.stream as unknown as Record<'_write' | '_writev', (...args: unknown[]) => void>;
   let writes = 0;
-  const write = socket._write.bind(socket);
-  const writev = socket._writev.bind(socket);
-  socket._write = (...args) => {
-    writes++;
-    write(...args);
-  };
-  socket._writev = (...args) => {
-    writes++;
-    writev(...args);
-  };
+  for (const method of ['_write', '_writev'] as const) {
+    const original = socket[method].bind(socket);
+    socket[method] = (...args) => {
+      writes++;
+      original(...args);
+    };
+  }
   return () => writes;
 }
 
