@@ -37,7 +37,7 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 /** Every file under `directory`, keyed by its URL path relative to it (`assets/index-abc.js`). */
-export function readDashboardFiles(directory: string): Map<string, DashboardFile> {
+export function readDashboardFiles(directory: string, maxTotalBytes = MAX_TOTAL_BYTES): Map<string, DashboardFile> {
   const files = new Map<string, DashboardFile>();
   let total = 0;
   const walk = (folder: string) => {
@@ -49,8 +49,8 @@ export function readDashboardFiles(directory: string): Map<string, DashboardFile
       }
       if (!entry.isFile()) continue;
       total += statSync(path).size;
-      if (total > MAX_TOTAL_BYTES) {
-        throw new Error(`The dashboard directory ${directory} holds more than ${MAX_TOTAL_BYTES / 1024 / 1024} MiB; it is served from memory.`);
+      if (total > maxTotalBytes) {
+        throw new Error(`The dashboard directory ${directory} holds more than ${maxTotalBytes} bytes; it is served from memory, so point GW_DASHBOARD_DIR at the built dashboard only.`);
       }
       const body = readFileSync(path);
       files.set(relative(directory, path).split(sep).join('/'), {
