@@ -394,6 +394,9 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
       await upstream.close();
       await tracing.shutdown().catch(() => {});
       await Promise.all([circuitStore.flush?.(), healthStore.flush?.()]).catch(() => {});
+      // Settlements may still sit in the connection's unhurried window (lib/redis-turn-writes.ts):
+      // a PING is sent at once, takes them along, and answers only after Redis has run them all.
+      await redis?.ping().catch(() => {});
       redis?.disconnect();
       redisSubscriber?.disconnect();
       await database.close();

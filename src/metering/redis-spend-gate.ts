@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { AccountState, SettledAccount, SpendGate } from './spend-gate.js';
 import { redisScript, type RedisScript } from '../lib/redis-script.js';
+import { sendUnhurried } from '../lib/redis-turn-writes.js';
 import { withTimeout } from '../lib/with-timeout.js';
 
 export interface RedisSpendGateOptions {
@@ -148,7 +149,9 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
         args.push(account.limitNanos === null ? '' : String(account.limitNanos), String(account.expiresAt));
       }
       args.push(options?.onlyIfHeld ? 'held' : 'any');
-      const reply = (await run(scripts.settle, keys, args)) as Array<number | string>;
+      // Nobody's answer waits for a settlement (the hold covers the account until it lands), so it
+      // may wait a few ms to share the next admission write (lib/redis-turn-writes.ts).
+      const reply = (await sendUnhurried(redis, () => run(scripts.settle, keys, args))) as Array<number | string>;
       if (reply.length === 0) return [];
       const settled: SettledAccount[] = [];
       for (let index = 0; index < accounts.length; index++) {
@@ -157,7 +160,7 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
       return settled;
     },
     async release(reservationId) {
-      await run(scripts.release, [holdPrefix + reservationId, deadlines], [reservationId]);
+      await sendUnhurried(redis, () => run(scripts.release, [holdPrefix + reservationId, deadlines], [reservationId]));
     },
     async addCredit(accountKey, amountNanos) {
       return Number(await within(redis.hincrby(prefix + accountKey, 'credited', String(amountNanos))));

@@ -1,7 +1,8 @@
 import type { Redis } from 'ioredis';
 import { windowState, type CounterStore, type HitResult, type WindowLimit, type WindowState } from './counter-store.js';
-import { redisScript, type RedisScript } from '../lib/redis-script.js';
 import { withTimeout } from '../lib/with-timeout.js';
+import { redisScript, type RedisScript } from '../lib/redis-script.js';
+import { sendUnhurried } from '../lib/redis-turn-writes.js';
 
 /*
  * One fixed-window counter per (limit, window number) key, expiring after two windows. The script
@@ -84,7 +85,8 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     },
     async adjust(key, windowMs, atMs, delta) {
       if (delta === 0) return;
-      await run(scripts.adjust, [keyOf({ key, windowMs }, Math.floor(atMs / windowMs))], [String(Math.trunc(delta))]);
+      // A correction after the answer: it may wait a few ms for the next admission write.
+      await sendUnhurried(redis, () => run(scripts.adjust, [keyOf({ key, windowMs }, Math.floor(atMs / windowMs))], [String(Math.trunc(delta))]));
     },
     async close() {},
   };

@@ -2,19 +2,21 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { coalesceTurnWrites } from '../../src/lib/redis-turn-writes.js';
+import { coalesceTurnWrites, sendUnhurried, type TurnWriteOptions } from '../../src/lib/redis-turn-writes.js';
 
 const redisUrl = process.env.GW_TEST_REDIS_URL;
 const clients: Redis[] = [];
 after(() => clients.forEach((client) => client.disconnect()));
 
-async function connect(coalesce: boolean): Promise<Redis> {
+async function connect(coalesce: boolean, options?: TurnWriteOptions): Promise<Redis> {
   const redis = new Redis(redisUrl!, { lazyConnect: true, maxRetriesPerRequest: 1 });
   clients.push(redis);
-  if (coalesce) coalesceTurnWrites(redis);
+  if (coalesce) coalesceTurnWrites(redis, options);
   await redis.connect();
   return redis;
 }
+
+const nextMacrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Counts the system-call-level writes on the connection's socket (one writev for a corked batch). */
 function countWrites(redis: Redis): () => number {
@@ -70,6 +72,64 @@ describe('Redis: the commands of one event-loop turn leave in one write', { skip
     const fromTick = await new Promise((resolve, reject) => process.nextTick(() => redis.incr(key).then(resolve, reject)));
     assert.deepEqual([fromTimer, fromTick], [1, 2]);
     assert.equal(redis.stream.writableCorked, 0);
+    await redis.del(key);
+  });
+
+  test('an unhurried command waits for the next urgent write, leaves with it, and runs first', async () => {
+    // A window far longer than the test: only the urgent command can send it.
+    const redis = await connect(true, { unhurriedWindowMs: 60_000 });
+    const writes = countWrites(redis);
+    const key = `gw-test:${randomUUID()}`;
+    let settled = false;
+    const unhurried = sendUnhurried(redis, () => redis.incrby(key, 5)).then((value) => {
+      settled = true;
+      return value;
+    });
+    await nextMacrotask();
+    await nextMacrotask();
+    assert.equal(writes(), 0, 'nothing is written while the window is open');
+    assert.equal(settled, false);
+    // The urgent read sees the unhurried increment: the connection keeps the order of issue.
+    assert.equal(await redis.get(key), '5');
+    assert.equal(await unhurried, 5);
+    assert.equal(writes(), 1);
+    assert.equal(redis.stream.writableCorked, 0);
+    await redis.del(key);
+  });
+
+  test('with no urgent command, the window ends and sends the unhurried ones together', async () => {
+    const redis = await connect(true, { unhurriedWindowMs: 200 });
+    const writes = countWrites(redis);
+    const key = `gw-test:${randomUUID()}`;
+    const first = sendUnhurried(redis, () => redis.incr(key));
+    await nextMacrotask();
+    const second = sendUnhurried(redis, () => redis.incr(key));
+    await nextMacrotask();
+    assert.equal(writes(), 0);
+    assert.deepEqual(await Promise.all([first, second]), [1, 2]);
+    assert.equal(writes(), 1);
+    assert.equal(redis.stream.writableCorked, 0);
+    await redis.del(key);
+  });
+
+  test('an urgent command issued inside an unhurried one\'s turn still leaves in that turn', async () => {
+    const redis = await connect(true, { unhurriedWindowMs: 60_000 });
+    const writes = countWrites(redis);
+    const key = `gw-test:${randomUUID()}`;
+    const unhurried = sendUnhurried(redis, () => redis.incr(key));
+    const urgent = redis.incr(key);
+    assert.deepEqual(await Promise.all([unhurried, urgent]), [1, 2]);
+    assert.equal(writes(), 1);
+    await redis.del(key);
+  });
+
+  test('on a connection without coalescing, an unhurried command is sent at once', async () => {
+    const redis = await connect(false);
+    const writes = countWrites(redis);
+    const key = `gw-test:${randomUUID()}`;
+    const unhurried = sendUnhurried(redis, () => redis.incr(key));
+    assert.equal(writes(), 1);
+    assert.equal(await unhurried, 1);
     await redis.del(key);
   });
 });
