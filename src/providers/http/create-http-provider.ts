@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Operation } from '../../protocol/endpoints.js';
@@ -66,45 +67,65 @@ export function createHttpProvider(
         ...context,
         stream: streaming,
       });
-      const response = await client.send(upstreamRequest, {
+      const sendOptions = {
         signal,
         firstByteMs: target.timeouts.firstByteMs,
         idleMs: target.timeouts.firstByteMs,
         connectMs: target.timeouts.connectMs,
         provider: adapter.id,
-      });
-      if (response.statusCode >= 400) throw await readError(adapter, response);
+      };
+      if (!streaming) {
+        const response = await client.sendBuffered(upstreamRequest, sendOptions);
+        return answerFromBody(adapter, translator, { ...context, request }, response.statusCode, response.headers, response.body);
+      }
 
+      const response = await client.send(upstreamRequest, sendOptions);
+      if (response.statusCode >= 400) throw await readError(adapter, response);
       const contentType = String(response.headers['content-type'] ?? '');
-      if (streaming && !contentType.includes('application/json')) {
+      if (!contentType.includes('application/json')) {
         if (!decoderFactory) throw new Error(`no stream decoder for ${adapter.streamFraming}`);
         return {
           kind: 'stream',
           events: translateStream(response, translator.createStreamTranslator!(context), decoderFactory(), adapter.id, signal),
         };
       }
+      // A stream was asked for and a JSON answer came back (some providers answer that way).
       let raw: Buffer;
       try {
         raw = Buffer.from(await response.body.arrayBuffer());
       } catch (error) {
         throw toUpstreamError(error, adapter.id, signal);
       }
-      let parsed: unknown = raw;
-      if (contentType.includes('json')) {
-        try {
-          parsed = JSON.parse(raw.toString('utf8'));
-        } catch (error) {
-          throw new GatewayError('upstream_bad_response', `The provider returned invalid JSON (${adapter.id}).`, {
-            provider: adapter.id,
-            cause: error,
-          });
-        }
-      }
-      const result = translator.parseResponse(parsed, { ...context, contentType, raw, request });
-      if (result.binary) return { kind: 'binary', contentType: result.binary.contentType, bytes: result.binary.bytes, usage: result.usage };
-      return { kind: 'json', body: result.body, usage: result.usage, raw: result.passthrough ? raw : undefined };
+      return answerFromBody(adapter, translator, { ...context, request }, response.statusCode, response.headers, raw);
     },
   };
+}
+
+/** The outcome of an answer read whole: an error, a JSON body or a binary one. */
+function answerFromBody(
+  adapter: ProviderAdapter,
+  translator: OperationTranslator,
+  context: TranslationContext & { request: Record<string, unknown> },
+  statusCode: number,
+  headers: IncomingHttpHeaders,
+  raw: Buffer,
+): Outcome {
+  if (statusCode >= 400) throw errorFromBody(adapter, statusCode, raw.toString('utf8', 0, ERROR_BODY_LIMIT_BYTES), headers);
+  const contentType = String(headers['content-type'] ?? '');
+  let parsed: unknown = raw;
+  if (contentType.includes('json')) {
+    try {
+      parsed = JSON.parse(raw.toString('utf8'));
+    } catch (error) {
+      throw new GatewayError('upstream_bad_response', `The provider returned invalid JSON (${adapter.id}).`, {
+        provider: adapter.id,
+        cause: error,
+      });
+    }
+  }
+  const result = translator.parseResponse(parsed, { ...context, contentType, raw });
+  if (result.binary) return { kind: 'binary', contentType: result.binary.contentType, bytes: result.binary.bytes, usage: result.usage };
+  return { kind: 'json', body: result.body, usage: result.usage, raw: result.passthrough ? raw : undefined };
 }
 
 async function readError(adapter: ProviderAdapter, response: Dispatcher.ResponseData): Promise<GatewayError> {
@@ -117,13 +138,17 @@ async function readError(adapter: ProviderAdapter, response: Dispatcher.Response
   } catch {
     // The status alone is enough to classify the failure.
   }
+  return errorFromBody(adapter, response.statusCode, text, response.headers);
+}
+
+function errorFromBody(adapter: ProviderAdapter, statusCode: number, text: string, headers: IncomingHttpHeaders): GatewayError {
   let body: unknown = text;
   try {
     body = JSON.parse(text);
   } catch {
     // Not JSON: the adapter gets the text.
   }
-  return adapter.parseError(response.statusCode, body, response.headers);
+  return adapter.parseError(statusCode, body, headers);
 }
 
 async function* translateStream(

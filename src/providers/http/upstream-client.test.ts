@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { GatewayError } from '../../errors/gateway-error.js';
+import { createUpstreamClient, headersFromRaw, type SendOptions } from './upstream-client.js';
+
+// The buffered send against a real loopback server: split bodies, repeated headers, early hints,
+// aborts at each point of the exchange, and the transport failures mapped to the spec's statuses.
+
+type Route = (request: IncomingMessage, response: ServerResponse) => void;
+const routes: Record<string, Route> = {
+  '/split': (_request, response) => {
+    response.writeHead(200, [['Content-Type', 'application/json'], ['X-Seen', 'one'], ['X-Seen', 'two']]);
+    response.write('{"parts":');
+    setTimeout(() => response.end('["a","b"]}'), 5);
+  },
+  '/echo': (request, response) => {
+    let body = '';
+    request.on('data', (chunk) => (body += chunk));
+    request.on('end', () => response.writeHead(201, { 'content-type': 'text/plain' }).end(`${request.method} ${body}`));
+  },
+  '/early-hints': (_request, response) => {
+    response.writeEarlyHints({ link: '</style.css>; rel=preload' });
+    response.writeHead(200, { 'content-type': 'text/plain' }).end('after 103');
+  },
+  '/error': (_request, response) => {
+    response.writeHead(429, { 'retry-after': '7', 'content-type': 'application/json' }).end('{"error":{"message":"slow down"}}');
+  },
+  '/hang-headers': () => {},
+  '/hang-body': (_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/json' });
+    response.write('{"partial":');
+  },
+};
+
+let server: Server;
+let base: string;
+const client = createUpstreamClient();
+
+before(async () => {
+  server = createServer((request, response) => routes[request.url ?? '']!(request, response));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+after(async () => {
+  await client.close();
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function options(overrides: Partial<SendOptions> = {}): SendOptions {
+  return { signal: new AbortController().signal, firstByteMs: 2000, idleMs: 2000, provider: 'acme', ...overrides };
+}
+
+describe('upstream client: answers read whole', () => {
+  test('a body written in several parts arrives whole, with its status and repeated headers', async () => {
+    const response = await client.sendBuffered({ method: 'GET', url: `${base}/split`, headers: {} }, options());
+    assert.equal(response.statusCode, 200);
+    assert.deepEqual(JSON.parse(response.body.toString('utf8')), { parts: ['a', 'b'] });
+    assert.equal(response.headers['content-type'], 'application/json');
+    assert.deepEqual(response.headers['x-seen'], ['one', 'two']);
+  });
+
+  test('the request body and method reach the upstream', async () => {
+    const response = await client.sendBuffered({ method: 'POST', url: `${base}/echo`, headers: { 'content-type': 'text/plain' }, body: 'hello' }, options());
+    assert.equal(response.statusCode, 201);
+    assert.equal(response.body.toString('utf8'), 'POST hello');
+  });
+
+  test('a 103 Early Hints before the answer is passed over', async () => {
+    const response = await client.sendBuffered({ method: 'GET', url: `${base}/early-hints`, headers: {} }, options());
+    assert.equal(response.statusCode, 200);
+    assert.equal(response.headers.link, undefined);
+    assert.equal(response.body.toString('utf8'), 'after 103');
+  });
+
+  test('an error answer is returned as it came, for the adapter to classify', async () => {
+    const response = await client.sendBuffered({ method: 'GET', url: `${base}/error`, headers: {} }, options());
+    assert.equal(response.statusCode, 429);
+    assert.equal(response.headers['retry-after'], '7');
+    assert.match(response.body.toString('utf8'), /slow down/);
+  });
+
+  test('no headers within firstByteMs: upstream_timeout (504)', async () => {
+    const error = await client.sendBuffered({ method: 'GET', url: `${base}/hang-headers`, headers: {} }, options({ firstByteMs: 100 })).catch((caught) => caught);
+    assert.ok(error instanceof GatewayError);
+    assert.equal(error.code, 'upstream_timeout');
+    assert.equal(error.status, 504);
+  });
+
+  test('a body that stops mid-way for longer than idleMs: upstream_timeout (504)', async () => {
+    const error = await client.sendBuffered({ method: 'GET', url: `${base}/hang-body`, headers: {} }, options({ idleMs: 100 })).catch((caught) => caught);
+    assert.ok(error instanceof GatewayError);
+    assert.equal(error.code, 'upstream_timeout');
+  });
+
+  test('a refused connection: upstream_unavailable (503)', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const error = await client.sendBuffered({ method: 'GET', url: `http://127.0.0.1:${port}/`, headers: {} }, options()).catch((caught) => caught);
+    assert.ok(error instanceof GatewayError);
+    assert.equal(error.code, 'upstream_unavailable');
+    assert.equal(error.status, 503);
+  });
+
+  test('aborting while waiting for headers, or mid-body, rejects with the abort reason', async () => {
+    for (const path of ['/hang-headers', '/hang-body']) {
+      const controller = new AbortController();
+      const reason = new GatewayError('invalid_request', 'The client closed the connection.');
+      const pending = client.sendBuffered({ method: 'GET', url: `${base}${path}`, headers: {} }, options({ signal: controller.signal }));
+      setTimeout(() => controller.abort(reason), 50);
+      await assert.rejects(pending, (error) => error === reason, path);
+    }
+  });
+
+  test('a signal aborted before sending rejects at once and sends nothing', async () => {
+    const controller = new AbortController();
+    const reason = new GatewayError('invalid_request', 'The client closed the connection.');
+    controller.abort(reason);
+    let reached = false;
+    routes['/never'] = () => (reached = true);
+    await assert.rejects(client.sendBuffered({ method: 'GET', url: `${base}/never`, headers: {} }, options({ signal: controller.signal })), (error) => error === reason);
+    assert.equal(reached, false);
+  });
+});
+
+test('headersFromRaw: lower-case names, repeated headers as arrays in order, no __proto__ key', () => {
+  const headers = headersFromRaw([Buffer.from('Content-Type'), Buffer.from('text/plain'), Buffer.from('Set-Cookie'), Buffer.from('a=1'), Buffer.from('set-cookie'), Buffer.from('b=2'), Buffer.from('Set-Cookie'), Buffer.from('c=3'), Buffer.from('__proto__'), Buffer.from('x')]);
+  assert.equal(headers['content-type'], 'text/plain');
+  assert.deepEqual(headers['set-cookie'], ['a=1', 'b=2', 'c=3']);
+  assert.equal(Object.getPrototypeOf(headers), Object.prototype);
+  assert.equal(Object.hasOwn(headers, '__proto__'), false);
+});
