@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { rootCertificates } from 'node:tls';
-import { Agent, request } from 'undici';
+import { undiciCore } from './undici-core.js';
 import { createSsrfGuard, type HostLookup, SsrfBlockedError, type SsrfGuard } from './ssrf-guard.js';
 
 /**
@@ -84,11 +84,11 @@ export function createGuardedHttpClient(options: GuardedHttpClientOptions = {}):
       (error: NodeJS.ErrnoException) => callback(error, ''),
     );
   };
-  const publicAgent = new Agent({ connect: { lookup: guardedLookup as never, rejectUnauthorized: true } });
+  const publicAgent = new undiciCore.Agent({ connect: { lookup: guardedLookup as never, rejectUnauthorized: true } });
 
   const caPem = options.caPem ?? (options.caFile ? readFileSync(options.caFile, 'utf8') : undefined);
   // Only test-mode hosts may use the extra CA; public hosts are verified against the system roots alone.
-  const testModeAgent = new Agent({ connect: caPem ? { ca: [...rootCertificates, caPem] } : {} });
+  const testModeAgent = new undiciCore.Agent({ connect: caPem ? { ca: [...rootCertificates, caPem] } : {} });
 
   async function postJson(
     rawUrl: string,
@@ -107,11 +107,13 @@ export function createGuardedHttpClient(options: GuardedHttpClientOptions = {}):
       // Checked here too, so IP literals (which skip the lookup) and bad schemes fail before any socket opens.
       const checked = await guard.checkUrl(rawUrl);
       const requestHeaders: Record<string, string> = { 'user-agent': 'gw-backend', ...lowerCaseKeys(headers), 'content-type': 'application/json' };
-      const response = await request(checked.url, {
+      const target = checked.url;
+      const response = await undiciCore.request(checked.allowedByTestMode ? testModeAgent : publicAgent, {
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
         method: 'POST',
         headers: requestHeaders,
         body: typeof body === 'string' ? body : Buffer.from(body),
-        dispatcher: checked.allowedByTestMode ? testModeAgent : publicAgent,
         signal: controller.signal,
       });
       let text = '';

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { Agent, errors as undiciErrors, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
+import { undiciCore } from '../../lib/undici-core.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { UpstreamRequest } from './provider-adapter.js';
 
@@ -44,7 +45,7 @@ export interface UpstreamClientOptions {
 export function createUpstreamClient(options: UpstreamClientOptions = {}): UpstreamClient {
   const defaultConnectMs = options.connectTimeoutMs ?? 10_000;
   const createAgent = (connectMs: number) =>
-    new Agent({
+    new undiciCore.Agent({
       connections: options.connectionsPerOrigin ?? 256,
       pipelining: 1,
       keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
@@ -65,7 +66,7 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     async send(request, sendOptions) {
       try {
         const { origin, path } = splitUrl(request.url, urlParts);
-        return await agentFor(sendOptions.connectMs).request({
+        return await undiciCore.request(agentFor(sendOptions.connectMs), {
           origin,
           path,
           method: request.method,
@@ -174,7 +175,7 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
 }
 
 function abortReason(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new undiciErrors.RequestAbortedError();
+  return signal.reason instanceof Error ? signal.reason : new undiciCore.errors.RequestAbortedError();
 }
 
 /**
@@ -219,9 +220,9 @@ export function toUpstreamError(error: unknown, provider: string, signal?: Abort
     return error;
   }
   if (
-    error instanceof undiciErrors.HeadersTimeoutError ||
-    error instanceof undiciErrors.BodyTimeoutError ||
-    error instanceof undiciErrors.ConnectTimeoutError
+    error instanceof undiciCore.errors.HeadersTimeoutError ||
+    error instanceof undiciCore.errors.BodyTimeoutError ||
+    error instanceof undiciCore.errors.ConnectTimeoutError
   ) {
     return new GatewayError('upstream_timeout', `The provider did not respond in time (${provider}).`, { provider, cause: error });
   }
