@@ -1,10 +1,10 @@
 import type {} from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
-import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import { GatewayError, toOpenAIErrorBody } from '../errors/gateway-error.js';
 import { newRequestId } from '../lib/ids.js';
 import { installErrorHandler } from './error-handler.js';
+import { multipartLimits, PendingMultipart } from './multipart-body.js';
 
 export interface ServerOptions {
   bodyLimitBytes: number;
@@ -74,9 +74,11 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     }
   });
 
-  await app.register(multipart, {
-    limits: { fileSize: options.fileLimitBytes, files: 4, fields: 32, fieldSize: 1024 * 1024, parts: 40 },
-    throwFileSizeLimit: true,
+  // Uploads (image edits, transcriptions) are read by their handlers (multipart-body.ts), whose
+  // parser is loaded on the first upload instead of in every gateway.
+  const uploadLimits = multipartLimits(options.fileLimitBytes);
+  app.addContentTypeParser('multipart/form-data', (request, payload, done) => {
+    done(null, new PendingMultipart(payload, request.headers, uploadLimits));
   });
 
   await app.register(swagger, {

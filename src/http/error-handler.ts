@@ -21,13 +21,6 @@ export function toGatewayError(error: unknown): GatewayError {
       return new GatewayError('invalid_request', 'The request body is not valid JSON.');
     case 'FST_ERR_VALIDATION':
       return new GatewayError('invalid_request', fastifyError.message ?? 'Invalid request.');
-    case 'FST_REQ_FILE_TOO_LARGE':
-    case 'FST_FILES_LIMIT':
-    case 'FST_PARTS_LIMIT':
-    case 'FST_FIELDS_LIMIT':
-      return new GatewayError('payload_too_large', 'An uploaded file or form is larger than this gateway accepts (see GW_FILE_LIMIT_BYTES).');
-    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
-      return new GatewayError('invalid_request', 'This endpoint takes multipart/form-data.');
     default:
       break;
   }

@@ -1,4 +1,4 @@
-import type {} from '@fastify/multipart';
+import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { UploadedFile } from '../pipeline/stage.js';
@@ -8,27 +8,101 @@ export interface MultipartBody {
   files: Record<string, UploadedFile>;
 }
 
+export interface MultipartLimits {
+  /** Largest file (GW_FILE_LIMIT_BYTES). */
+  fileSize: number;
+  files: number;
+  fields: number;
+  /** Largest text field. */
+  fieldSize: number;
+  parts: number;
+}
+
+export function multipartLimits(fileLimitBytes: number): MultipartLimits {
+  return { fileSize: fileLimitBytes, files: 4, fields: 32, fieldSize: 1024 * 1024, parts: 40 };
+}
+
+/**
+ * What the multipart content-type parser leaves as the request body: the unread stream and the
+ * limits to read it under. Only the two upload endpoints read it (readMultipartBody); the parser
+ * behind them (busboy) is loaded on the first upload, not in every gateway.
+ */
+export class PendingMultipart {
+  constructor(
+    readonly stream: Readable,
+    readonly headers: Record<string, string | string[] | undefined>,
+    readonly limits: MultipartLimits,
+  ) {}
+}
+
+const TOO_LARGE = 'An uploaded file or form is larger than this gateway accepts (see GW_FILE_LIMIT_BYTES).';
+
+type BusboyConstructor = (typeof import('@fastify/busboy'))['Busboy'];
+let busboyModule: Promise<{ Busboy: BusboyConstructor }> | undefined;
+
 /**
  * Reads a multipart/form-data body fully (files are small enough for memory within the documented
- * GW_FILE_LIMIT_BYTES; past it @fastify/multipart throws and the client gets 413).
+ * GW_FILE_LIMIT_BYTES). Past a limit the client gets 413, and a malformed body 400.
  */
 export async function readMultipartBody(request: FastifyRequest): Promise<MultipartBody> {
-  if (!request.isMultipart()) {
+  const pending = request.body;
+  if (!(pending instanceof PendingMultipart)) {
     throw new GatewayError('invalid_request', 'This endpoint takes multipart/form-data.');
   }
-  const fields: Record<string, string> = {};
-  const files: Record<string, UploadedFile> = {};
-  for await (const part of request.parts()) {
-    if (part.type === 'file') {
-      const bytes = await part.toBuffer();
-      // The array form `image[]` (sent by some SDKs) is read as the first file.
-      const name = part.fieldname.replace(/\[\]$/, '');
-      if (!files[name]) files[name] = { bytes, filename: part.filename, contentType: part.mimetype };
-    } else {
-      fields[part.fieldname] = String(part.value);
+  const { Busboy } = await (busboyModule ??= import('@fastify/busboy'));
+  const { limits } = pending;
+  return new Promise<MultipartBody>((resolve, reject) => {
+    const fields: Record<string, string> = {};
+    const files: Record<string, UploadedFile> = {};
+    let failed = false;
+    let openFiles = 0;
+    let finished = false;
+    const fail = (error: GatewayError) => {
+      if (failed) return;
+      failed = true;
+      pending.stream.unpipe(parser);
+      // The rest of the body is read and dropped, so the connection stays usable for the answer.
+      pending.stream.resume();
+      reject(error);
+    };
+    const settleIfDone = () => {
+      if (!failed && finished && openFiles === 0) resolve({ fields, files });
+    };
+    let parser: ReturnType<BusboyConstructor>;
+    try {
+      parser = new Busboy({ headers: pending.headers as never, limits });
+    } catch {
+      throw new GatewayError('invalid_request', 'The multipart/form-data body has no boundary in its Content-Type.');
     }
-  }
-  return { fields, files };
+    parser.on('file', (fieldname: string, file: Readable, filename: string, _encoding: string, mimeType: string) => {
+      openFiles += 1;
+      const chunks: Buffer[] = [];
+      file.on('data', (chunk: Buffer) => chunks.push(chunk));
+      file.on('limit', () => fail(new GatewayError('payload_too_large', TOO_LARGE)));
+      file.on('error', () => fail(new GatewayError('invalid_request', 'The multipart/form-data body is malformed.')));
+      file.on('end', () => {
+        openFiles -= 1;
+        // The array form `image[]` (sent by some SDKs) is read as the first file.
+        const name = fieldname.replace(/\[\]$/, '');
+        if (!files[name]) files[name] = { bytes: Buffer.concat(chunks), filename, contentType: mimeType };
+        settleIfDone();
+      });
+    });
+    parser.on('field', (fieldname: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
+      if (valueTruncated) fail(new GatewayError('payload_too_large', TOO_LARGE));
+      else fields[fieldname] = value;
+    });
+    for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) {
+      parser.on(limit, () => fail(new GatewayError('payload_too_large', TOO_LARGE)));
+    }
+    parser.on('error', () => fail(new GatewayError('invalid_request', 'The multipart/form-data body is malformed.')));
+    parser.on('finish', () => {
+      finished = true;
+      settleIfDone();
+    });
+    pending.stream.on('error', () => fail(new GatewayError('invalid_request', 'The upload was interrupted.')));
+    pending.stream.pipe(parser);
+  });
 }
 
 const IMAGE_SIGNATURES: Array<{ type: string; test: (bytes: Buffer) => boolean }> = [
