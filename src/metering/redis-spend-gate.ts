@@ -117,7 +117,8 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
   const holdPrefix = `${prefix}hold:`;
   const scripts = { reserve: redisScript(RESERVE), settle: redisScript(SETTLE), release: redisScript(RELEASE), sweep: redisScript(SWEEP), seed: redisScript(SEED) };
 
-  const within = <T>(promise: Promise<T>): Promise<T> => withTimeout(promise, timeoutMs, `spend store did not answer within ${timeoutMs} ms`);
+  const lateMessage = `spend store did not answer within ${timeoutMs} ms`;
+  const within = <T>(promise: Promise<T>): Promise<T> => withTimeout(promise, timeoutMs, lateMessage);
   const run = (which: RedisScript, keys: string[], args: string[]): Promise<unknown> => within(which.run(redis, keys, args));
 
   async function sweepExpired(): Promise<number> {

@@ -58,8 +58,8 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
   const timeoutMs = options.commandTimeoutMs ?? 1000;
   const scripts = { hit: redisScript(HIT), adjust: redisScript(ADJUST) };
 
-  const run = (script: RedisScript, keys: string[], args: string[]): Promise<unknown> =>
-    withTimeout(script.run(redis, keys, args), timeoutMs, `rate-limit store did not answer within ${timeoutMs} ms`);
+  const lateMessage = `rate-limit store did not answer within ${timeoutMs} ms`;
+  const run = (script: RedisScript, keys: string[], args: string[]): Promise<unknown> => withTimeout(script.run(redis, keys, args), timeoutMs, lateMessage);
 
   const keyOf = (limit: Pick<WindowLimit, 'key' | 'windowMs'>, window: number) => `${prefix}${limit.key}:${window}`;
 
