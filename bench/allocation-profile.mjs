@@ -1,0 +1,130 @@
+#!/usr/bin/env node
+// Bytes the gateway allocates per request, by allocation site: the figure behind its young-
+// generation collections (and, with --survivors, behind its full ones). Starts peerbench's mock and
+// a prepared gateway (embedded defaults, pinned like the benchmark), loads it at a fixed rate (or
+// with four concurrent streams), samples allocations over the load with V8's sampling heap profiler
+// (bench/lib/allocation-sampler.mjs), and prints bytes per request. Needs `npm run build` first.
+//
+//   node bench/allocation-profile.mjs                      # chat at 500 req/s for 5 s
+//   node bench/allocation-profile.mjs --kind stream        # 4 concurrent streams for 5 s
+//   node bench/allocation-profile.mjs --survivors          # only what outlived the nursery
+//   options: --seconds N  --rate N  --top N  --json
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { gatewayEnvironment } from './lib/gateway-setup.mjs';
+import { measure } from './lib/measure.mjs';
+import { portOpen, runToEnd, startProcess, stopProcess, waitForListening } from './lib/processes.mjs';
+import { summarizeAllocations } from './lib/allocation-summary.mjs';
+
+const argv = process.argv.slice(2);
+const flag = (name) => argv.includes(`--${name}`);
+const option = (name, fallback) => {
+  const index = argv.indexOf(`--${name}`);
+  return index >= 0 && argv[index + 1] !== undefined ? argv[index + 1] : fallback;
+};
+const kind = option('kind', 'chat');
+if (kind !== 'chat' && kind !== 'stream') {
+  console.error('usage: allocation-profile.mjs [--kind chat|stream] [--seconds N] [--rate N] [--survivors] [--top N] [--json]');
+  process.exit(2);
+}
+const seconds = Number(option('seconds', 5));
+const rate = Number(option('rate', 500));
+const top = Number(option('top', 20));
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const peerDir = resolve(process.env.PEERBENCH_DIR ?? join(root, '..', 'shared', 'peerbench'));
+const mockPort = Number(process.env.MOCK_PORT ?? 18080);
+const gwPort = Number(process.env.BENCH_GW_PORT ?? 18993);
+const pin = (process.env.PIN ?? '1') === '1';
+const gwCpus = pin ? (process.env.GW_CPUS ?? '0') : undefined;
+const loadCpus = pin ? (process.env.LOAD_CPUS ?? '1') : undefined;
+const resultsDir = mkdtempSync(join(tmpdir(), 'gw-allocation-'));
+const started = [];
+
+async function main() {
+  for (const port of [mockPort, gwPort]) if (await portOpen(port)) throw new Error(`port ${port} is in use`);
+  const mock = startProcess({
+    command: process.execPath,
+    args: [join(peerDir, 'mock-upstream.mjs'), String(mockPort)],
+    cpus: loadCpus,
+    // The benchmark's stream shape: 20 chunks 10 ms apart.
+    env: { ...process.env, MOCK_CHUNKS: '20', MOCK_CHUNK_DELAY_MS: '10' },
+    logFile: join(resultsDir, 'mock.log'),
+  });
+  started.push(mock);
+  await waitForListening(mock, { port: mockPort, timeoutMs: 10_000 });
+  const prepared = await runToEnd({
+    command: process.execPath,
+    args: [join(root, 'bench/prepare.mjs'), '--results', resultsDir, '--upstream', `http://127.0.0.1:${mockPort}/v1`, '--root', root],
+    cwd: root,
+  });
+  if (prepared.code !== 0) throw new Error(`prepare.mjs failed: ${prepared.output.slice(-1500)}`);
+  const state = JSON.parse(readFileSync(join(resultsDir, 'state.json'), 'utf8'));
+  const profileFile = join(resultsDir, 'allocation.heapprofile');
+  const env = gatewayEnvironment({ ...state.sqlite, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: gwPort });
+  const gateway = startProcess({
+    command: join(root, 'bin/gw-server'),
+    cwd: root,
+    env: {
+      ...env,
+      GW_NODE_FLAGS: `--expose-gc --import ${join(root, 'bench/lib/allocation-sampler.mjs')}`,
+      GW_ALLOCATION_PROFILE_OUT: profileFile,
+      GW_ALLOCATION_SURVIVORS: flag('survivors') ? '1' : '0',
+    },
+    cpus: gwCpus,
+    logFile: join(resultsDir, 'gw.log'),
+  });
+  started.push(gateway);
+  await waitForListening(gateway, { port: gwPort });
+  const url = `http://127.0.0.1:${gwPort}/v1/chat/completions`;
+  const headers = `Authorization: Bearer ${state.sqlite.apiKey}`;
+  const settings = { peerDir, loadCpus, durationS: seconds, streamDurationS: seconds, gatewayPid: gateway.pid };
+  // Warm-up: compiled code and pools in place before anything is counted.
+  await measure({ kind: 'thr', url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers, conns: 32 }, { ...settings, durationS: 3 });
+  await sleep(1500);
+  process.kill(gateway.pid, 'SIGUSR2');
+  await sleep(300);
+  const spec =
+    kind === 'chat'
+      ? { kind: 'rate', url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers, marker: 'peerbench-mock', rate }
+      : { kind: 'stream', url, bodyFile: join(peerDir, 'bodies', 'chat-stream.json'), headers, marker: 'peerbench-mock', concurrency: 4, minEvents: 2 };
+  const outcome = await measure(spec, settings);
+  await sleep(300);
+  process.kill(gateway.pid, 'SIGUSR2');
+  for (let waited = 0; waited < 10_000; waited += 200) {
+    await sleep(200);
+    try {
+      readFileSync(profileFile);
+      break;
+    } catch {
+      // not written yet
+    }
+  }
+  const measured = outcome.result?.completed ?? 0;
+  if (!measured) throw new Error(`no requests were answered: ${JSON.stringify(outcome.result)}`);
+  // The load generator's warm-up second is sampled too but not counted in `completed`; the load is
+  // steady, so it adds one second's worth of calls.
+  const requests = Math.round((measured * (seconds + 1)) / seconds);
+  const summary = summarizeAllocations(JSON.parse(readFileSync(profileFile, 'utf8')), requests, top);
+  if (flag('json')) {
+    console.log(JSON.stringify({ kind, survivorsOnly: flag('survivors'), ...summary }, null, 2));
+    return;
+  }
+  const what = flag('survivors') ? 'outliving the nursery' : 'allocated';
+  console.log(`${summary.bytesPerRequest} bytes ${what} per ${kind === 'chat' ? 'chat call' : 'streamed call'} (${summary.requests} calls)`);
+  console.log('\nby allocating function:');
+  for (const row of summary.bySite) console.log(`${String(row.bytesPerRequest).padStart(8)}  ${row.site}`);
+  console.log('\nby nearest gateway frame:');
+  for (const row of summary.byGatewayFrame) console.log(`${String(row.bytesPerRequest).padStart(8)}  ${row.site}`);
+}
+
+main()
+  .catch((error) => {
+    console.error(`allocation-profile FAILED: ${error.stack ?? error.message}`);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    for (const handle of started.reverse()) await stopProcess(handle, 10_000);
+  });
