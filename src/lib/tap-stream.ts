@@ -32,14 +32,14 @@ export function tapStream<T>(source: AsyncIterable<T>, observer: StreamObserver<
     throw error;
   }
 
-  async function failOnItem(error: unknown): Promise<never> {
+  /** Stopped before the source ended (an observer threw, or the consumer left): close it, then report. */
+  async function stopEarly(error: unknown): Promise<void> {
     finished = true;
     try {
       await iterator?.return?.();
     } finally {
       await observer.onEnd?.({ completed: false, error });
     }
-    throw error;
   }
 
   const tapped: AsyncIterableIterator<T> = {
@@ -56,7 +56,7 @@ export function tapStream<T>(source: AsyncIterable<T>, observer: StreamObserver<
           try {
             replaced = observer.onItem?.(step.value);
           } catch (error) {
-            return failOnItem(error);
+            return stopEarly(error).then(() => Promise.reject(error));
           }
           return replaced === undefined ? step : { done: false, value: replaced };
         },
@@ -68,12 +68,7 @@ export function tapStream<T>(source: AsyncIterable<T>, observer: StreamObserver<
         finished = true;
         return { done: true, value: value as T };
       }
-      finished = true;
-      try {
-        await iterator.return?.();
-      } finally {
-        await observer.onEnd?.({ completed: false, error: undefined });
-      }
+      await stopEarly(undefined);
       return { done: true, value: value as T };
     },
   };
