@@ -36,6 +36,7 @@ export class PendingMultipart {
 }
 
 const TOO_LARGE = 'An uploaded file or form is larger than this gateway accepts (see GW_FILE_LIMIT_BYTES).';
+const MALFORMED = 'The multipart/form-data body is malformed.';
 
 type BusboyConstructor = (typeof import('@fastify/busboy'))['Busboy'];
 let busboyModule: Promise<{ Busboy: BusboyConstructor }> | undefined;
@@ -72,6 +73,8 @@ export async function readMultipartBody(request: FastifyRequest): Promise<Multip
     try {
       parser = new Busboy({ headers: pending.headers as never, limits });
     } catch {
+      // Nothing can be parsed: the body is read and dropped so the connection stays usable.
+      pending.stream.resume();
       throw new GatewayError('invalid_request', 'The multipart/form-data body has no boundary in its Content-Type.');
     }
     parser.on('file', (fieldname: string, file: Readable, filename: string, _encoding: string, mimeType: string) => {
@@ -79,7 +82,7 @@ export async function readMultipartBody(request: FastifyRequest): Promise<Multip
       const chunks: Buffer[] = [];
       file.on('data', (chunk: Buffer) => chunks.push(chunk));
       file.on('limit', () => fail(new GatewayError('payload_too_large', TOO_LARGE)));
-      file.on('error', () => fail(new GatewayError('invalid_request', 'The multipart/form-data body is malformed.')));
+      file.on('error', () => fail(new GatewayError('invalid_request', MALFORMED)));
       file.on('end', () => {
         openFiles -= 1;
         // The array form `image[]` (sent by some SDKs) is read as the first file.
@@ -95,7 +98,7 @@ export async function readMultipartBody(request: FastifyRequest): Promise<Multip
     for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) {
       parser.on(limit, () => fail(new GatewayError('payload_too_large', TOO_LARGE)));
     }
-    parser.on('error', () => fail(new GatewayError('invalid_request', 'The multipart/form-data body is malformed.')));
+    parser.on('error', () => fail(new GatewayError('invalid_request', MALFORMED)));
     parser.on('finish', () => {
       finished = true;
       settleIfDone();

@@ -107,10 +107,9 @@ export function createGuardedHttpClient(options: GuardedHttpClientOptions = {}):
       // Checked here too, so IP literals (which skip the lookup) and bad schemes fail before any socket opens.
       const checked = await guard.checkUrl(rawUrl);
       const requestHeaders: Record<string, string> = { 'user-agent': 'gw-backend', ...lowerCaseKeys(headers), 'content-type': 'application/json' };
-      const target = checked.url;
       const response = await undiciCore.request(checked.allowedByTestMode ? testModeAgent : publicAgent, {
-        origin: target.origin,
-        path: `${target.pathname}${target.search}`,
+        origin: checked.url.origin,
+        path: `${checked.url.pathname}${checked.url.search}`,
         method: 'POST',
         headers: requestHeaders,
         body: typeof body === 'string' ? body : Buffer.from(body),
