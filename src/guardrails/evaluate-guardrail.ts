@@ -5,6 +5,7 @@ import { DEFAULT_INJECTION_THRESHOLD, assessPromptInjection } from './detect-pro
 import { detectSecrets } from './detect-secrets.js';
 import type { Finding, Guardrail, PiiType } from './guardrail-types.js';
 import { redactSpans } from './redact-spans.js';
+import type { CallSignal } from '../lib/call-signal.js';
 
 export interface GuardrailOutcome {
   triggered: boolean;
@@ -20,7 +21,7 @@ export interface GuardrailOutcome {
 export interface EvaluationContext {
   stage: 'pre' | 'post';
   post?: GuardedPost;
-  signal?: AbortSignal;
+  signal?: CallSignal;
 }
 
 /** Runs one guardrail over the texts of a request or an answer. */

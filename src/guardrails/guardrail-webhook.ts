@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CallSignal } from '../lib/call-signal.js';
 
 /**
  * Sends one JSON POST through the gateway's SSRF-guarded client (the one alert channels use:
@@ -8,7 +9,7 @@ import { z } from 'zod';
 export type GuardedPost = (
   url: string,
   body: unknown,
-  options: { headers: Record<string, string>; timeoutMs: number; signal?: AbortSignal },
+  options: { headers: Record<string, string>; timeoutMs: number; signal?: CallSignal },
 ) => Promise<{ status: number; body: unknown }>;
 
 /** The answer a guardrail webhook gives: allow, block, or redact with replacement texts. */
@@ -31,7 +32,7 @@ export async function askGuardrailWebhook(
   post: GuardedPost,
   config: { url: string; timeout_ms?: number; headers?: Record<string, string> },
   request: WebhookRequest,
-  signal?: AbortSignal,
+  signal?: CallSignal,
 ): Promise<WebhookAnswer> {
   const response = await post(
     config.url,
@@ -44,7 +45,7 @@ export async function askGuardrailWebhook(
 
 /** Adapts the shared SSRF-guarded client (lib/guarded-http-client.ts) to GuardedPost. */
 export function guardedPostFrom(client: {
-  postJson(url: string, body: string, headers?: Record<string, string>, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<{ status: number; body: string }>;
+  postJson(url: string, body: string, headers?: Record<string, string>, options?: { timeoutMs?: number; signal?: CallSignal }): Promise<{ status: number; body: string }>;
 }): GuardedPost {
   return async (url, body, options) => {
     const response = await client.postJson(url, JSON.stringify(body), options.headers, { timeoutMs: options.timeoutMs, signal: options.signal });

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { KeyAuthenticator } from '../keys/key-authenticator.js';
+import { CallAbort } from '../lib/call-signal.js';
 import type { Operation } from '../protocol/endpoints.js';
 import { usageTotals } from '../protocol/usage.js';
 import type { CallRecord, GatewayCall, Next, Outcome, UploadedFile } from '../pipeline/stage.js';
@@ -50,7 +51,7 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
     let stream = false;
     let user: string | undefined;
     let contents: Record<string, unknown> | undefined;
-    const controller = new AbortController();
+    const controller = new CallAbort();
     const onClose = () => {
       if (!reply.raw.writableFinished) controller.abort(new GatewayError('invalid_request', 'The client closed the connection.'));
     };

@@ -3,6 +3,7 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import { rootCertificates } from 'node:tls';
 import { undiciCore } from './undici-core.js';
 import { createSsrfGuard, type HostLookup, SsrfBlockedError, type SsrfGuard } from './ssrf-guard.js';
+import type { CallSignal } from './call-signal.js';
 
 /**
  * HTTPS POST to tenant-configured URLs under the SSRF rules of ssrf-guard.ts. Shared by alert
@@ -42,7 +43,7 @@ export interface GuardedPostOptions {
   timeoutMs?: number;
   /** Read the body (default true); alert deliveries only inspect the status. */
   readBody?: boolean;
-  signal?: AbortSignal;
+  signal?: CallSignal;
 }
 
 export type GuardedFailureKind = 'blocked' | 'timeout' | 'network' | 'too_large';

@@ -15,6 +15,7 @@ import type { SpendGate } from './spend-gate.js';
 import { createSqlSpendLedger, type SpendLedger } from './spend-ledger.js';
 import { createSpendSeeder } from './spend-seeder.js';
 import { createTokenCounter } from './token-counter.js';
+import type { CallSignal } from '../lib/call-signal.js';
 
 let database: DatabaseHandle;
 let pricing: PricingCatalog;
@@ -244,7 +245,7 @@ test('stream abandoned by the client: the rest is drained and billed exactly', a
   const call = chatCall(context, { stream: true, signal: client.signal });
   let drained!: () => void;
   const done = new Promise<void>((resolve) => (drained = resolve));
-  let upstreamSignal: AbortSignal | undefined;
+  let upstreamSignal: CallSignal | undefined;
   const outcome = (await stage.run(call, async (inner) => {
     upstreamSignal = inner.signal;
     return { kind: 'stream', events: events(streamEvents(), drained) };

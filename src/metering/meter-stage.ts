@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { EventBus } from '../lib/event-bus.js';
+import { CallAbort } from '../lib/call-signal.js';
 import { admitted } from '../pipeline/admission.js';
 import type { GatewayCall, Next, Outcome, Stage } from '../pipeline/stage.js';
 import type { Usage } from '../protocol/usage.js';
@@ -198,7 +199,7 @@ export function createMeterStage(options: MeterStageOptions): Stage {
 
   function runStream(call: GatewayCall, accounts: SpendAccount[], next: Next): Promise<Outcome> {
     // The upstream is cut when the client leaves before the stream starts; after that it is drained (metered-stream.ts).
-    const upstream = new AbortController();
+    const upstream = new CallAbort();
     let streaming = false;
     const onClientAbort = () => {
       if (!streaming) upstream.abort(call.signal.reason);

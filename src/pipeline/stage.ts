@@ -2,6 +2,7 @@ import type { ChatCompletionChunk } from '../protocol/chat.js';
 import type { Operation } from '../protocol/endpoints.js';
 import type { Usage } from '../protocol/usage.js';
 import type { AuthContext } from '../tenancy/tenancy-types.js';
+import type { CallSignal } from '../lib/call-signal.js';
 
 /**
  * Facts gathered along the way for the response headers and the request log. This is the one
@@ -49,7 +50,7 @@ export interface GatewayCall<Request = Record<string, unknown>> {
   /** The spec's `user` field, for per-consumer budgets and limits. */
   readonly user: string | undefined;
   /** Aborted when the client disconnects or the request's time cap passes. */
-  readonly signal: AbortSignal;
+  readonly signal: CallSignal;
   /** performance.now() at arrival. */
   readonly startedAt: number;
   /** Files of a multipart request (images/edits, audio/transcriptions). */

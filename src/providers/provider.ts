@@ -1,5 +1,6 @@
 import type { Operation } from '../protocol/endpoints.js';
 import type { GatewayCall, Outcome } from '../pipeline/stage.js';
+import type { CallSignal } from '../lib/call-signal.js';
 
 /** Timeouts of one deployment; the router caps them by the request's own deadline. */
 export interface Timeouts {
@@ -26,7 +27,7 @@ export interface Invocation {
   call: GatewayCall;
   target: DeploymentTarget;
   /** Aborts the upstream call: the client left, or a timeout passed. */
-  signal: AbortSignal;
+  signal: CallSignal;
 }
 
 /**

@@ -1,9 +1,10 @@
 import type { Timeouts } from '../providers/provider.js';
+import { CallAbort, type CallSignal } from '../lib/call-signal.js';
 import type { AttemptTimeout } from './attempt-error.js';
 
 export interface AttemptSignal {
   /** Aborts when the client's signal does, or when a timer below fires. */
-  readonly signal: AbortSignal;
+  readonly signal: CallSignal;
   /** Which timer fired, if one did. */
   timedOut(): AttemptTimeout | null;
   /** The first stream event arrived: stop the first-byte timer. */
@@ -17,8 +18,8 @@ export interface AttemptSignal {
  * total timers. The connect timeout is the transport's to enforce (it sees the socket); it gets
  * it through the target's timeouts, capped like these.
  */
-export function createAttemptSignal(parent: AbortSignal, timeouts: Timeouts, watchFirstByte: boolean): AttemptSignal {
-  const controller = new AbortController();
+export function createAttemptSignal(parent: CallSignal, timeouts: Timeouts, watchFirstByte: boolean): AttemptSignal {
+  const controller = new CallAbort();
   let fired: AttemptTimeout | null = null;
   const fire = (which: AttemptTimeout) => {
     if (fired || controller.signal.aborted) return;
@@ -63,7 +64,7 @@ export function capTimeouts(timeouts: Timeouts, remainingMs: number): Timeouts {
 }
 
 /** Settles like `promise`, or rejects as soon as `signal` aborts (for providers that ignore the signal). */
-export function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+export function untilAborted<T>(promise: Promise<T>, signal: CallSignal): Promise<T> {
   if (signal.aborted) {
     promise.catch(() => {});
     return Promise.reject(signal.reason);

@@ -1,9 +1,11 @@
+import type { CallSignal } from '../lib/call-signal.js';
+
 /** Time as the router sees it; injected so tests can check backoff spacing exactly. */
 export interface RouterClock {
   /** Monotonic milliseconds, the same scale as GatewayCall.startedAt (performance.now()). */
   now(): number;
   /** Resolves after `ms`, or rejects with the signal's reason when it aborts first. */
-  sleep(ms: number, signal: AbortSignal): Promise<void>;
+  sleep(ms: number, signal: CallSignal): Promise<void>;
 }
 
 export function createSystemClock(): RouterClock {

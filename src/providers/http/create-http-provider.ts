@@ -14,6 +14,7 @@ import type {
   UpstreamStreamMessage,
 } from './provider-adapter.js';
 import { toUpstreamError, type UpstreamClient } from './upstream-client.js';
+import type { CallSignal } from '../../lib/call-signal.js';
 
 /** Splits an upstream byte stream into messages; one per stream. */
 export interface FrameDecoder {
@@ -156,7 +157,7 @@ async function* translateStream(
   translator: ReturnType<NonNullable<OperationTranslator['createStreamTranslator']>>,
   decoder: FrameDecoder,
   provider: string,
-  signal: AbortSignal,
+  signal: CallSignal,
 ): AsyncGenerator<StreamEvent> {
   try {
     for await (const chunk of response.body) {

@@ -3,6 +3,7 @@ import type { Agent, Dispatcher } from 'undici';
 import { undiciCore } from '../../lib/undici-core.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { UpstreamRequest } from './provider-adapter.js';
+import type { CallSignal } from '../../lib/call-signal.js';
 
 /**
  * The one HTTP client for upstream calls: an undici Agent (a keep-alive pool per origin) and
@@ -24,7 +25,7 @@ export interface BufferedResponse {
 }
 
 export interface SendOptions {
-  signal: AbortSignal;
+  signal: CallSignal;
   /** Time allowed until response headers arrive. */
   firstByteMs: number;
   /** Longest silence allowed between body chunks. */
@@ -127,7 +128,7 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   };
 
   constructor(
-    private readonly signal: AbortSignal,
+    private readonly signal: CallSignal,
     private readonly resolve: (response: BufferedResponse) => void,
     private readonly reject: (error: unknown) => void,
   ) {
@@ -174,7 +175,7 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   }
 }
 
-function abortReason(signal: AbortSignal): Error {
+function abortReason(signal: CallSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new undiciCore.errors.RequestAbortedError();
 }
 
@@ -212,7 +213,7 @@ function splitUrl(url: string, cache: Map<string, { origin: string; path: string
 }
 
 /** Maps a transport failure to the spec's statuses. A client abort is rethrown as it is. */
-export function toUpstreamError(error: unknown, provider: string, signal?: AbortSignal): unknown {
+export function toUpstreamError(error: unknown, provider: string, signal?: CallSignal): unknown {
   if (error instanceof GatewayError) return error;
   if (signal?.aborted) {
     const reason = signal.reason;

@@ -5,6 +5,7 @@ import type { Invocation } from '../provider.js';
 import { composeChatAnswer, type ChatAnswer } from './compose-chat-answer.js';
 import { abortError, applyMarkers, sleep } from './local-markers.js';
 import { lastUserText } from './message-text.js';
+import type { CallSignal } from '../../lib/call-signal.js';
 
 export interface LocalStreamOptions {
   /** Pause between streamed tokens; 0 streams as fast as the client reads. */
@@ -56,7 +57,7 @@ async function* streamChat(
   answer: ChatAnswer,
   usage: Usage,
   identity: ChunkIdentity,
-  signal: AbortSignal,
+  signal: CallSignal,
   tokenDelayMs: number,
 ): AsyncGenerator<StreamEvent> {
   const chunk = (choices: ChatCompletionChunk['choices']): StreamEvent => ({

@@ -6,6 +6,7 @@ import { abortError, applyMarkers, sleep, stripMarkers } from './local-markers.j
 import type { LocalStreamOptions } from './local-chat.js';
 import { truncateText } from './message-text.js';
 import { countTokens, cutAtStop, cutToTokens, type TokenCut } from './token-pieces.js';
+import type { CallSignal } from '../../lib/call-signal.js';
 
 interface CompletionChoice {
   cut: TokenCut;
@@ -52,7 +53,7 @@ async function* streamCompletion(
   base: Omit<TextCompletion, 'choices' | 'usage'>,
   choices: CompletionChoice[],
   usage: Usage,
-  signal: AbortSignal,
+  signal: CallSignal,
   tokenDelayMs: number,
 ): AsyncGenerator<StreamEvent> {
   const raw = (choiceList: unknown[], extra: Record<string, unknown> = {}): string =>

@@ -1,5 +1,6 @@
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ErrorCode } from '../../errors/error-codes.js';
+import type { CallSignal } from '../../lib/call-signal.js';
 
 /**
  * Prompt markers that make the offline provider behave like a failing or slow upstream, so tests of
@@ -48,13 +49,13 @@ export function upstreamFailure(status: number): GatewayError {
 }
 
 /** The error a call stopped by its signal ends with: the signal's reason when it is an Error. */
-export function abortError(signal: AbortSignal): Error {
+export function abortError(signal: CallSignal): Error {
   const reason: unknown = signal.reason;
   if (reason instanceof Error) return reason;
   return new GatewayError('upstream_timeout', 'The local provider call was aborted.', { provider: 'local' });
 }
 
-export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+export function sleep(ms: number, signal: CallSignal): Promise<void> {
   if (signal.aborted) return Promise.reject(abortError(signal));
   if (ms <= 0) return Promise.resolve();
   return new Promise((resolve, reject) => {
@@ -71,7 +72,7 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
 }
 
 /** Applies the markers found in `text`: waits first, then fails if asked. */
-export async function applyMarkers(text: string, signal: AbortSignal): Promise<void> {
+export async function applyMarkers(text: string, signal: CallSignal): Promise<void> {
   const markers = readMarkers(text);
   if (markers.sleepMs !== undefined) await sleep(markers.sleepMs, signal);
   if (signal.aborted) throw abortError(signal);

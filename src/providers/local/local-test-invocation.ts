@@ -2,12 +2,13 @@ import type { GatewayCall } from '../../pipeline/stage.js';
 import type { Operation } from '../../protocol/endpoints.js';
 import type { Invocation } from '../provider.js';
 import type { AuthContext } from '../../tenancy/tenancy-types.js';
+import type { CallSignal } from '../../lib/call-signal.js';
 
 /** Builds an Invocation for the local provider's unit tests. */
 export function localTestInvocation(
   operation: Operation,
   request: Record<string, unknown>,
-  extra: { stream?: boolean; signal?: AbortSignal; requestId?: string; files?: GatewayCall['files'] } = {},
+  extra: { stream?: boolean; signal?: CallSignal; requestId?: string; files?: GatewayCall['files'] } = {},
 ): Invocation {
   const signal = extra.signal ?? new AbortController().signal;
   const call: GatewayCall = {
