@@ -1,5 +1,6 @@
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { RequestRecorder } from './request-recorder.js';
+import { SeriesCounter, SeriesHistogram } from './series-metrics.js';
 
 export interface CircuitReading {
   deploymentId: string;
@@ -23,27 +24,24 @@ const CIRCUIT_STATES: Record<string, number> = { closed: 0, half_open: 1, open: 
 export function createGatewayMetrics(options: { recorder: RequestRecorder; circuits: () => Promise<CircuitReading[]> }): GatewayMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'gw_process_', eventLoopMonitoringPrecision: 20 });
-  const requests = new Counter({ name: 'gw_requests_total', help: 'Requests by endpoint, model and status', labelNames: ['operation', 'model', 'status'], registers: [registry] });
-  const duration = new Histogram({
-    name: 'gw_request_duration_seconds',
-    help: 'Gateway request latency (to the last byte) by endpoint, model and status',
-    labelNames: ['operation', 'model', 'status'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [registry],
-  });
-  const deploymentCalls = new Counter({ name: 'gw_upstream_requests_total', help: 'Calls per deployment and outcome', labelNames: ['deployment', 'outcome'], registers: [registry] });
-  const deploymentLatency = new Histogram({
-    name: 'gw_upstream_duration_seconds',
-    help: 'Latency of calls served by each deployment',
-    labelNames: ['deployment'],
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
-    registers: [registry],
-  });
-  const tokens = new Counter({ name: 'gw_tokens_total', help: 'Tokens by model and kind', labelNames: ['model', 'kind'], registers: [registry] });
-  const cost = new Counter({ name: 'gw_cost_usd_total', help: 'Metered cost in USD by model', labelNames: ['model'], registers: [registry] });
-  const cache = new Counter({ name: 'gw_cache_lookups_total', help: 'Response cache lookups by result', labelNames: ['result'], registers: [registry] });
-  const guardrailBlocks = new Counter({ name: 'gw_guardrail_blocks_total', help: 'Requests blocked by a guardrail', registers: [registry] });
-  const rateLimited = new Counter({ name: 'gw_rate_limit_rejections_total', help: 'Requests rejected by rate limits, by code', labelNames: ['code'], registers: [registry] });
+  const requests = new SeriesCounter(registry, 'gw_requests_total', 'Requests by endpoint, model and status');
+  const duration = new SeriesHistogram(
+    registry,
+    'gw_request_duration_seconds',
+    'Gateway request latency (to the last byte) by endpoint, model and status',
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+  );
+  const deploymentCalls = new SeriesCounter(registry, 'gw_upstream_requests_total', 'Calls per deployment and outcome');
+  const deploymentLatency = new SeriesHistogram(registry, 'gw_upstream_duration_seconds', 'Latency of calls served by each deployment', [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
+  ]);
+  const tokens = new SeriesCounter(registry, 'gw_tokens_total', 'Tokens by model and kind');
+  // Counted in exact nano-dollars, exposed in USD.
+  const cost = new SeriesCounter(registry, 'gw_cost_usd_total', 'Metered cost in USD by model', 1e9);
+  const cache = new SeriesCounter(registry, 'gw_cache_lookups_total', 'Response cache lookups by result');
+  // Unlabelled: exposed as 0 from the start, as a prom-client Counter without labels is.
+  const guardrailBlocks = new SeriesCounter(registry, 'gw_guardrail_blocks_total', 'Requests blocked by a guardrail').at('', () => ({}));
+  const rateLimited = new SeriesCounter(registry, 'gw_rate_limit_rejections_total', 'Requests rejected by rate limits, by code');
   const circuit = new Gauge({
     name: 'gw_circuit_state',
     help: 'Circuit state per deployment: 0 closed, 1 half-open, 2 open',
@@ -59,19 +57,27 @@ export function createGatewayMetrics(options: { recorder: RequestRecorder; circu
   void circuit;
 
   const unsubscribe = options.recorder.onRecord((entry) => {
-    const labels = { operation: entry.operation, model: entry.model ?? '', status: String(entry.status) };
-    requests.inc(labels);
-    duration.observe(labels, entry.latency_ms / 1000);
-    if (entry.deployment_id) {
-      deploymentCalls.inc({ deployment: entry.deployment_id, outcome: entry.status < 400 ? 'success' : 'error' });
-      if (entry.status < 400) deploymentLatency.observe({ deployment: entry.deployment_id }, entry.latency_ms / 1000);
+    const model = entry.model ?? '';
+    const seconds = entry.latency_ms / 1000;
+    // One key per (operation, model, status); the label objects are built only for a new series.
+    const callKey = `${entry.operation}\n${model}\n${entry.status}`;
+    const callLabels = () => ({ operation: entry.operation, model, status: String(entry.status) });
+    requests.at(callKey, callLabels).value += 1;
+    duration.observe(duration.at(callKey, callLabels), seconds);
+    const deployment = entry.deployment_id;
+    if (deployment) {
+      const outcome = entry.status < 400 ? 'success' : 'error';
+      deploymentCalls.at(`${deployment}\n${outcome}`, () => ({ deployment, outcome })).value += 1;
+      if (entry.status < 400) deploymentLatency.observe(deploymentLatency.at(deployment, () => ({ deployment })), seconds);
     }
-    if (entry.prompt_tokens) tokens.inc({ model: entry.model ?? '', kind: 'prompt' }, entry.prompt_tokens);
-    if (entry.completion_tokens) tokens.inc({ model: entry.model ?? '', kind: 'completion' }, entry.completion_tokens);
-    if (entry.cost_nanos) cost.inc({ model: entry.model ?? '' }, entry.cost_nanos / 1e9);
-    if (entry.cache === 'hit' || entry.cache === 'miss') cache.inc({ result: entry.cache });
-    if (entry.error_code === 'guardrail_blocked') guardrailBlocks.inc();
-    if (entry.error_code === 'rate_limit_exceeded' || entry.error_code === 'tpm_limit_exceeded') rateLimited.inc({ code: entry.error_code });
+    if (entry.prompt_tokens) tokens.at(`${model}\nprompt`, () => ({ model, kind: 'prompt' })).value += entry.prompt_tokens;
+    if (entry.completion_tokens) tokens.at(`${model}\ncompletion`, () => ({ model, kind: 'completion' })).value += entry.completion_tokens;
+    if (entry.cost_nanos) cost.at(model, () => ({ model })).value += Number(entry.cost_nanos);
+    const cacheResult = entry.cache;
+    if (cacheResult === 'hit' || cacheResult === 'miss') cache.at(cacheResult, () => ({ result: cacheResult })).value += 1;
+    const errorCode = entry.error_code;
+    if (errorCode === 'guardrail_blocked') guardrailBlocks.value += 1;
+    if (errorCode === 'rate_limit_exceeded' || errorCode === 'tpm_limit_exceeded') rateLimited.at(errorCode, () => ({ code: errorCode })).value += 1;
   });
 
   return {
