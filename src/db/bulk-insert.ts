@@ -1,7 +1,7 @@
-import { Worker } from 'node:worker_threads';
 import type SQLite from 'better-sqlite3';
 import { sql, type Kysely } from 'kysely';
 import type { Database } from './schema.js';
+import { startDatabaseWorker } from './database-worker.js';
 import { sqliteInsertSql } from './insert-statement.js';
 
 /**
@@ -90,24 +90,13 @@ export function createPostgresBulkInserter(db: Kysely<Database>): BulkInserter {
   };
 }
 
-/** Built, the worker's .js sits beside this file; from the TypeScript sources it loads through tsx. */
-function startWorker(path: string, cacheKib: number): Worker {
-  const workerData = { path, cacheKib };
-  if (!import.meta.url.endsWith('.ts')) {
-    return new Worker(new URL('./sqlite-bulk-insert-worker.js', import.meta.url), { workerData });
-  }
-  const source = new URL('./sqlite-bulk-insert-worker.ts', import.meta.url).href;
-  const bootstrap = `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(source)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData });
-}
-
 /**
  * A worker thread with its own SQLite connection does the inserts: better-sqlite3 is synchronous,
  * and a batch of hundreds of rows written on the main thread would stall every request for
  * milliseconds (measured: the largest self-time entry of a profile under load).
  */
 export function createSqliteWorkerBulkInserter(path: string, cacheKib = 2048): BulkInserter {
-  const worker = startWorker(path, cacheKib);
+  const worker = startDatabaseWorker('sqlite-bulk-insert-worker', { path, cacheKib });
   worker.unref();
   let nextId = 0;
   const pending = new Map<number, { resolve(): void; reject(error: Error): void }>();

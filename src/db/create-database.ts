@@ -2,8 +2,15 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import type { Database } from './schema.js';
 import { availableParallelism } from 'node:os';
 import { createKyselyBulkInserter, createPostgresBulkInserter, createSqliteInlineBulkInserter, createSqliteWorkerBulkInserter, type BulkInsert } from './bulk-insert.js';
+import { startSqliteCheckpointer } from './sqlite-checkpointer.js';
 
 export type DatabaseDialect = 'sqlite' | 'postgres';
+
+/**
+ * How often the checkpoint thread copies the embedded file's write-ahead log back (inline writes
+ * only): at 500 req/s about 400 pages a second, a few milliseconds of the thread's time.
+ */
+const CHECKPOINT_INTERVAL_MS = 1000;
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
@@ -56,6 +63,9 @@ async function openSqlite(path: string, writer: NonNullable<DatabaseOptions['sql
   const inMemory = path === ':memory:' || path === '';
   const useThread = writer === 'thread' || (writer === 'auto' && availableParallelism() > 1);
   const inserter = inMemory ? createKyselyBulkInserter(db) : useThread ? createSqliteWorkerBulkInserter(path, cacheKib) : createSqliteInlineBulkInserter(connection);
+  // The writer thread checkpoints inside its own commits, off the event loop; inline writes hand
+  // checkpoints to a thread of their own instead.
+  const checkpointer = !inMemory && !useThread ? startSqliteCheckpointer(connection, path, { intervalMs: CHECKPOINT_INTERVAL_MS }) : undefined;
   return {
     db,
     dialect: 'sqlite',
@@ -63,6 +73,7 @@ async function openSqlite(path: string, writer: NonNullable<DatabaseOptions['sql
     ping: () => pingWith(db),
     close: async () => {
       await inserter.close();
+      await checkpointer?.close();
       await db.destroy();
     },
   };
