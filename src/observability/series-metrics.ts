@@ -35,6 +35,38 @@ function register(registry: Registry, metric: RegisteredMetric): void {
   registry.registerMetric(metric as unknown as Parameters<Registry['registerMetric']>[0]);
 }
 
+/**
+ * One metric family: its series by the caller's key, registered with the registry under `name`.
+ * Subclasses say what a series holds and how it becomes samples.
+ */
+abstract class SeriesFamily<Series extends { readonly labels: Labels }> {
+  protected readonly series = new Map<string, Series>();
+
+  constructor(registry: Registry, name: string, help: string, type: 'counter' | 'histogram') {
+    register(registry, {
+      name,
+      help,
+      type,
+      aggregator: 'sum',
+      get: async () => ({ name, help, type, aggregator: 'sum', values: this.samples() }),
+      reset: () => this.series.clear(),
+    });
+  }
+
+  /** The series for `key`, created with `labels()` the first time the key is seen. */
+  at(key: string, labels: () => Labels): Series {
+    let series = this.series.get(key);
+    if (series === undefined) {
+      series = this.create(labels());
+      this.series.set(key, series);
+    }
+    return series;
+  }
+
+  protected abstract create(labels: Labels): Series;
+  protected abstract samples(): Sample[];
+}
+
 export interface CounterSeries {
   readonly labels: Labels;
   /** Added to on each event; read at scrape time. */
@@ -42,35 +74,20 @@ export interface CounterSeries {
 }
 
 /** A counter whose series are looked up by a caller-built key (see the module comment). */
-export class SeriesCounter {
-  private readonly series = new Map<string, CounterSeries>();
-
+export class SeriesCounter extends SeriesFamily<CounterSeries> {
   /**
    * @param divisor divides each series' value when it is exposed: lets a caller count in exact
    * integers (nano-dollars) and expose a decimal unit (USD).
    */
   constructor(registry: Registry, name: string, help: string, private readonly divisor = 1) {
-    register(registry, {
-      name,
-      help,
-      type: 'counter',
-      aggregator: 'sum',
-      get: async () => ({ name, help, type: 'counter', aggregator: 'sum', values: this.samples() }),
-      reset: () => this.series.clear(),
-    });
+    super(registry, name, help, 'counter');
   }
 
-  /** The series for `key`, created with `labels()` the first time the key is seen. */
-  at(key: string, labels: () => Labels): CounterSeries {
-    let series = this.series.get(key);
-    if (series === undefined) {
-      series = { labels: labels(), value: 0 };
-      this.series.set(key, series);
-    }
-    return series;
+  protected create(labels: Labels): CounterSeries {
+    return { labels, value: 0 };
   }
 
-  private samples(): Sample[] {
+  protected samples(): Sample[] {
     const samples: Sample[] = [];
     for (const series of this.series.values()) samples.push({ labels: series.labels, value: series.value / this.divisor });
     return samples;
@@ -86,27 +103,13 @@ export interface HistogramSeries {
 }
 
 /** A histogram whose series are looked up by a caller-built key (see the module comment). */
-export class SeriesHistogram {
-  private readonly series = new Map<string, HistogramSeries>();
-
+export class SeriesHistogram extends SeriesFamily<HistogramSeries> {
   constructor(registry: Registry, private readonly name: string, help: string, private readonly upperBounds: readonly number[]) {
-    register(registry, {
-      name,
-      help,
-      type: 'histogram',
-      aggregator: 'sum',
-      get: async () => ({ name, help, type: 'histogram', aggregator: 'sum', values: this.samples() }),
-      reset: () => this.series.clear(),
-    });
+    super(registry, name, help, 'histogram');
   }
 
-  at(key: string, labels: () => Labels): HistogramSeries {
-    let series = this.series.get(key);
-    if (series === undefined) {
-      series = { labels: labels(), buckets: new Float64Array(this.upperBounds.length + 1), sum: 0, count: 0 };
-      this.series.set(key, series);
-    }
-    return series;
+  protected create(labels: Labels): HistogramSeries {
+    return { labels, buckets: new Float64Array(this.upperBounds.length + 1), sum: 0, count: 0 };
   }
 
   observe(series: HistogramSeries, value: number): void {
@@ -118,7 +121,7 @@ export class SeriesHistogram {
     series.count += 1;
   }
 
-  private samples(): Sample[] {
+  protected samples(): Sample[] {
     const samples: Sample[] = [];
     const bucketName = `${this.name}_bucket`;
     for (const series of this.series.values()) {
