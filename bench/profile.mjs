@@ -32,12 +32,20 @@ const profileDir = join(resultsDir, 'profile');
 mkdirSync(profileDir, { recursive: true });
 const started = [];
 
-/** Pause times from --trace-gc lines: "Scavenge 68.8 (86.7) -> 55.6 (87.0) MB, 5.42 / 0.23 ms". */
+/**
+ * Pause times from --trace-gc lines: "[pid:0x…] 123 ms: Scavenge 68.8 (86.7) -> 55.6 (87.0) MB, 5.42 / 0.23 ms".
+ * Only the event loop's heap counts (the isolate with the most collections): a worker thread's
+ * heap (the SQLite checkpoint thread) collects on its own thread and never pauses requests.
+ */
 function gcStats(log, loadSeconds) {
-  const pauses = { scavenge: [], markCompact: [] };
-  for (const match of log.matchAll(/(Scavenge|Mark-Compact|Mark-sweep)[^,]*MB, ([\d.]+) \/ [\d.]+ ms/g)) {
-    (match[1] === 'Scavenge' ? pauses.scavenge : pauses.markCompact).push(Number(match[2]));
+  const byIsolate = new Map();
+  for (const match of log.matchAll(/^\[\d+:(0x[0-9a-f]+)\][^\n]*?(Scavenge|Mark-Compact|Mark-sweep)[^,\n]*MB, ([\d.]+) \/ [\d.]+ ms/gm)) {
+    if (!byIsolate.has(match[1])) byIsolate.set(match[1], { scavenge: [], markCompact: [] });
+    const pauses = byIsolate.get(match[1]);
+    (match[2] === 'Scavenge' ? pauses.scavenge : pauses.markCompact).push(Number(match[3]));
   }
+  const count = (entry) => entry.scavenge.length + entry.markCompact.length;
+  const pauses = [...byIsolate.values()].sort((a, b) => count(b) - count(a))[0] ?? { scavenge: [], markCompact: [] };
   return {
     seconds: loadSeconds,
     scavenges: pauses.scavenge.length,
