@@ -119,6 +119,17 @@ export interface SpendLedgerTable {
   created_at: number;
 }
 
+/** The ledger summed per account and UTC day, kept by a trigger (metering/spend-rollup-migration.ts). */
+export interface SpendDailyTable {
+  /** 'org' | 'team' | 'key' | 'user' */
+  scope: string;
+  owner_id: string;
+  /** The call's `user` value for the 'user' scope, '' otherwise. */
+  user: string;
+  day_ms: number;
+  cost_nanos: number;
+}
+
 export interface RequestLogTable {
   id: string;
   request_id: string;
@@ -160,6 +171,7 @@ export interface CoreTables {
   pricing: PricingTable;
   credit_transactions: CreditTransactionsTable;
   spend_ledger: SpendLedgerTable;
+  spend_daily: SpendDailyTable;
   request_log: RequestLogTable;
   leases: LeasesTable;
 }

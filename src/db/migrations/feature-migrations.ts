@@ -4,6 +4,7 @@ import { experimentMigration } from '../../experiments/experiment-migration.js';
 import { guardrailMigration } from '../../guardrails/guardrail-migration.js';
 import { templateMigration } from '../../templates/template-migration.js';
 import { videoMigration } from '../../videos/video-migration.js';
+import { spendRollupMigration } from '../../metering/spend-rollup-migration.js';
 
 /**
  * Migrations of feature folders, one line each, named "NNN-feature" so they sort after 001-core.
@@ -14,4 +15,5 @@ export const FEATURE_MIGRATIONS: Record<string, Migration> = {
   '005-templates': templateMigration,
   '005-experiments': experimentMigration,
   '007-videos': videoMigration,
+  '008-spend-daily': spendRollupMigration,
 };
