@@ -41,17 +41,44 @@ for (const kind of ['inline', 'thread'] as const) {
   });
 }
 
-test('inline writer: the event loop gets a turn between slices of a large batch', async () => {
-  const { connection } = openFile('turns.db');
-  const inserter = createSqliteInlineBulkInserter(connection);
+/** Counts event-loop turns: one per loop iteration while it runs. */
+function turnCounter(): { turns(): number; stop(): void } {
   let turns = 0;
-  const ticker = setInterval(() => turns++, 0);
+  let running = true;
+  const tick = () => {
+    turns++;
+    if (running) setImmediate(tick);
+  };
+  setImmediate(tick);
+  return { turns: () => turns, stop: () => void (running = false) };
+}
+
+test('inline writer: a slice ends when its time is up, and the event loop gets a turn before the next', async () => {
+  const { connection } = openFile('turns.db');
+  // Each clock read is a millisecond later: every slice is over its time at its first read (4 rows).
+  let clock = 0;
+  const inserter = createSqliteInlineBulkInserter(connection, { sliceMs: 0.25, now: () => (clock += 1) });
+  const counter = turnCounter();
   try {
-    await inserter.insert('spend_ledger', ledgerRows(0, 64 * 20));
-    assert.ok(turns >= 1, 'a timer ran while the batch was being written');
-    assert.equal((connection.prepare('select count(*) as n from spend_ledger').get() as { n: number }).n, 64 * 20);
+    await inserter.insert('spend_ledger', ledgerRows(0, 1_280));
+    assert.ok(counter.turns() >= 1_280 / 4 - 1, `a turn between 4-row slices (${counter.turns()} turns)`);
+    assert.equal((connection.prepare('select count(*) as n from spend_ledger').get() as { n: number }).n, 1_280);
   } finally {
-    clearInterval(ticker);
+    counter.stop();
+    connection.close();
+  }
+});
+
+test('inline writer: a batch written within the slice time is one transaction, without a turn', async () => {
+  const { connection } = openFile('one-slice.db');
+  const inserter = createSqliteInlineBulkInserter(connection, { sliceMs: 0.25, now: () => 0 });
+  const counter = turnCounter();
+  try {
+    await inserter.insert('spend_ledger', ledgerRows(0, 1_280));
+    assert.ok(counter.turns() <= 1, `no turn inside one slice (${counter.turns()} turns)`);
+    assert.equal((connection.prepare('select count(*) as n from spend_ledger').get() as { n: number }).n, 1_280);
+  } finally {
+    counter.stop();
     connection.close();
   }
 });

@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { createDatabase, type DatabaseHandle } from '../../src/db/create-database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { createSqlSpendLedger, type SpendEntry, type SpendScope } from '../../src/metering/spend-ledger.js';
-import { TEST_DATABASES } from '../helpers/test-databases.js';
+import { TEST_DATABASES, type TestDatabase } from '../helpers/test-databases.js';
 
 // The spend ledger's sums, as the spend counters are seeded from them: from a day boundary they come
 // from the daily rollup kept by a trigger, from any other time from the ledger rows. Both must be
@@ -13,11 +13,17 @@ import { TEST_DATABASES } from '../helpers/test-databases.js';
 const DAY_MS = 86_400_000;
 const DAY0 = Date.UTC(2026, 10, 20);
 
-const setups = TEST_DATABASES.flatMap((database) =>
+interface Setup {
+  name: string;
+  database: TestDatabase;
+  writer: 'inline' | 'thread' | undefined;
+}
+
+const setups: Setup[] = TEST_DATABASES.flatMap((database): Setup[] =>
   database.name === 'sqlite'
     ? [
-        { name: 'sqlite, writes on the main thread', database, writer: 'inline' as const },
-        { name: 'sqlite, writes on the writer thread', database, writer: 'thread' as const },
+        { name: 'sqlite, writes on the main thread', database, writer: 'inline' },
+        { name: 'sqlite, writes on the writer thread', database, writer: 'thread' },
       ]
     : [{ name: 'postgres', database, writer: undefined }],
 );
@@ -27,7 +33,7 @@ after(async () => {
   for (const handle of opened) await handle.close();
 });
 
-async function open(setup: (typeof setups)[number]): Promise<DatabaseHandle> {
+async function open(setup: Setup): Promise<DatabaseHandle> {
   const handle = await createDatabase(await setup.database.create(), { sqliteWriter: setup.writer });
   opened.push(handle);
   await migrateToLatest(handle.db);
