@@ -29,13 +29,13 @@ export function createLocalVideoJobBackend(local: LocalVideoBackend): VideoJobBa
 /** OpenAI's videos API: GET /videos/{id} and /videos/{id}/content through the shared upstream client. */
 export function createOpenAIVideoJobBackend(client: UpstreamClient, provider = 'openai'): VideoJobBackend {
   const send = async (request: UpstreamRequest, target: DeploymentTarget) => {
-    const response = await client.send(request, {
+    const response = await client.sendBuffered(request, {
       signal: AbortSignal.timeout(target.timeouts.totalMs),
       firstByteMs: target.timeouts.firstByteMs,
       idleMs: target.timeouts.firstByteMs,
       provider,
     });
-    const bytes = Buffer.from(await response.body.arrayBuffer());
+    const bytes = response.body;
     if (response.statusCode >= 400) {
       let body: unknown = bytes.toString('utf8');
       try {

@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Dispatcher } from 'undici';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Operation } from '../../protocol/endpoints.js';
 import type { Outcome, StreamEvent } from '../../pipeline/stage.js';
@@ -13,7 +12,7 @@ import type {
   TranslationContext,
   UpstreamStreamMessage,
 } from './provider-adapter.js';
-import { toUpstreamError, type UpstreamClient } from './upstream-client.js';
+import { toUpstreamError, type StreamedResponse, type UpstreamClient } from './upstream-client.js';
 import type { CallSignal } from '../../lib/call-signal.js';
 
 /** Splits an upstream byte stream into messages; one per stream. */
@@ -91,12 +90,7 @@ export function createHttpProvider(
         };
       }
       // A stream was asked for and a JSON answer came back (some providers answer that way).
-      let raw: Buffer;
-      try {
-        raw = Buffer.from(await response.body.arrayBuffer());
-      } catch (error) {
-        throw toUpstreamError(error, adapter.id, signal);
-      }
+      const raw = await response.body.readAll();
       return answerFromBody(adapter, translator, { ...context, request }, response.statusCode, response.headers, raw);
     },
   };
@@ -129,13 +123,10 @@ function answerFromBody(
   return { kind: 'json', body: result.body, usage: result.usage, raw: result.passthrough ? raw : undefined };
 }
 
-async function readError(adapter: ProviderAdapter, response: Dispatcher.ResponseData): Promise<GatewayError> {
+async function readError(adapter: ProviderAdapter, response: StreamedResponse): Promise<GatewayError> {
   let text = '';
   try {
-    for await (const chunk of response.body) {
-      text += chunk.toString();
-      if (text.length > ERROR_BODY_LIMIT_BYTES) break;
-    }
+    text = (await response.body.readAll(ERROR_BODY_LIMIT_BYTES)).toString('utf8');
   } catch {
     // The status alone is enough to classify the failure.
   }
@@ -153,7 +144,7 @@ function errorFromBody(adapter: ProviderAdapter, statusCode: number, text: strin
 }
 
 async function* translateStream(
-  response: Dispatcher.ResponseData,
+  response: StreamedResponse,
   translator: ReturnType<NonNullable<OperationTranslator['createStreamTranslator']>>,
   decoder: FrameDecoder,
   provider: string,

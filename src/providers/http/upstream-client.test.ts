@@ -5,8 +5,9 @@ import { after, before, describe, test } from 'node:test';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { createUpstreamClient, headersFromRaw, type SendOptions } from './upstream-client.js';
 
-// The buffered send against a real loopback server: split bodies, repeated headers, early hints,
-// aborts at each point of the exchange, and the transport failures mapped to the spec's statuses.
+// The buffered and the streamed send against a real loopback server: split bodies, repeated
+// headers, early hints, aborts at each point of the exchange, the transport failures mapped to the
+// spec's statuses, chunks handed over as they come, and backpressure on a slow reader.
 
 type Route = (request: IncomingMessage, response: ServerResponse) => void;
 const routes: Record<string, Route> = {
@@ -28,11 +29,43 @@ const routes: Record<string, Route> = {
     response.writeHead(429, { 'retry-after': '7', 'content-type': 'application/json' }).end('{"error":{"message":"slow down"}}');
   },
   '/hang-headers': () => {},
+  '/step': (_request, response) => {
+    // The second chunk is written only once the test has read the first.
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    response.write('data: one\n\n');
+    stepGate = () => response.end('data: two\n\n');
+  },
+  '/flood': (_request, response) => {
+    response.writeHead(200, { 'content-type': 'application/octet-stream' });
+    const piece = Buffer.alloc(64 * 1024, 7);
+    floodWritten = 0;
+    const pump = () => {
+      while (floodWritten < FLOOD_BYTES) {
+        floodWritten += piece.length;
+        if (!response.write(piece)) return void response.once('drain', pump);
+      }
+      response.end();
+    };
+    pump();
+  },
+  '/forever': (_request, response) => {
+    response.writeHead(200, { 'content-type': 'text/event-stream' });
+    const timer = setInterval(() => response.write('data: tick\n\n'), 5);
+    response.on('close', () => {
+      clearInterval(timer);
+      foreverClosed?.();
+    });
+  },
   '/hang-body': (_request, response) => {
     response.writeHead(200, { 'content-type': 'application/json' });
     response.write('{"partial":');
   },
 };
+
+const FLOOD_BYTES = 32 * 1024 * 1024;
+let floodWritten = 0;
+let stepGate: (() => void) | undefined;
+let foreverClosed: (() => void) | undefined;
 
 let server: Server;
 let base: string;
@@ -125,6 +158,87 @@ describe('upstream client: answers read whole', () => {
     routes['/never'] = () => (reached = true);
     await assert.rejects(client.sendBuffered({ method: 'GET', url: `${base}/never`, headers: {} }, options({ signal: controller.signal })), (error) => error === reason);
     assert.equal(reached, false);
+  });
+});
+
+describe('upstream client: answers read as they arrive', () => {
+  test('each chunk reaches the reader as it arrives, before the upstream has written the next', async () => {
+    const response = await client.send({ method: 'GET', url: `${base}/step`, headers: {} }, options());
+    assert.equal(response.statusCode, 200);
+    assert.equal(response.headers['content-type'], 'text/event-stream');
+    const chunks: string[] = [];
+    for await (const chunk of response.body) {
+      chunks.push(chunk.toString('utf8'));
+      if (chunks.length === 1) stepGate!();
+    }
+    assert.deepEqual(chunks, ['data: one\n\n', 'data: two\n\n']);
+  });
+
+  test('a reader that falls behind pauses the upstream, then gets every byte in order', async () => {
+    const response = await client.send({ method: 'GET', url: `${base}/flood`, headers: {} }, options());
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Without backpressure the whole answer would sit in the gateway's memory by now.
+    assert.ok(floodWritten < FLOOD_BYTES / 2, `the upstream was held back (${floodWritten} of ${FLOOD_BYTES} bytes written)`);
+    let length = 0;
+    for await (const chunk of response.body) {
+      assert.ok(chunk.every((byte) => byte === 7));
+      length += chunk.length;
+    }
+    assert.equal(length, FLOOD_BYTES);
+  });
+
+  test('a reader that leaves early ends the exchange', async () => {
+    const closed = new Promise<void>((resolve) => (foreverClosed = resolve));
+    const response = await client.send({ method: 'GET', url: `${base}/forever`, headers: {} }, options());
+    let seen = 0;
+    for await (const chunk of response.body) {
+      seen += chunk.length;
+      if (seen > 0) break;
+    }
+    assert.equal(response.body.destroyed, true);
+    await closed;
+  });
+
+  test('readAll reads the rest whole, or only up to a limit and then ends the exchange', async () => {
+    const whole = await client.send({ method: 'GET', url: `${base}/split`, headers: {} }, options());
+    assert.deepEqual(JSON.parse((await whole.body.readAll()).toString('utf8')), { parts: ['a', 'b'] });
+    const closed = new Promise<void>((resolve) => (foreverClosed = resolve));
+    const endless = await client.send({ method: 'GET', url: `${base}/forever`, headers: {} }, options());
+    const start = await endless.body.readAll(40);
+    assert.equal(start.length, 40);
+    assert.match(start.toString('utf8'), /^data: tick/);
+    await closed;
+  });
+
+  test('an error answer comes back as an answer, its body readable', async () => {
+    const response = await client.send({ method: 'GET', url: `${base}/error`, headers: {} }, options());
+    assert.equal(response.statusCode, 429);
+    assert.match((await response.body.readAll(1024)).toString('utf8'), /slow down/);
+  });
+
+  test('a body that stops mid-way for longer than idleMs fails the waiting read: upstream_timeout (504)', async () => {
+    const response = await client.send({ method: 'GET', url: `${base}/hang-body`, headers: {} }, options({ idleMs: 100 }));
+    const error = await (async () => {
+      for await (const chunk of response.body) void chunk;
+    })().catch((caught) => caught);
+    assert.ok(error instanceof GatewayError);
+    assert.equal(error.code, 'upstream_timeout');
+  });
+
+  test('aborting while waiting for headers, or mid-body, rejects with the abort reason', async () => {
+    const reason = new GatewayError('invalid_request', 'The client closed the connection.');
+    const early = new AbortController();
+    const pending = client.send({ method: 'GET', url: `${base}/hang-headers`, headers: {} }, options({ signal: early.signal }));
+    setTimeout(() => early.abort(reason), 50);
+    await assert.rejects(pending, (error) => error === reason);
+
+    const late = new AbortController();
+    const response = await client.send({ method: 'GET', url: `${base}/hang-body`, headers: {} }, options({ signal: late.signal }));
+    const reading = (async () => {
+      for await (const chunk of response.body) void chunk;
+    })();
+    setTimeout(() => late.abort(reason), 50);
+    await assert.rejects(reading, (error) => error === reason);
   });
 });
 

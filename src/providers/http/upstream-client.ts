@@ -11,8 +11,8 @@ import type { CallSignal } from '../../lib/call-signal.js';
  * the spec's statuses: timeouts 504, refused/reset connections 503, broken answers 502.
  */
 export interface UpstreamClient {
-  /** The answer's body as a stream (for streamed calls). */
-  send(request: UpstreamRequest, options: SendOptions): Promise<Dispatcher.ResponseData>;
+  /** The answer's body as it arrives, chunk by chunk (for streamed calls). */
+  send(request: UpstreamRequest, options: SendOptions): Promise<StreamedResponse>;
   /** The whole answer in one buffer (for calls whose answer is used whole). */
   sendBuffered(request: UpstreamRequest, options: SendOptions): Promise<BufferedResponse>;
   close(): Promise<void>;
@@ -22,6 +22,23 @@ export interface BufferedResponse {
   statusCode: number;
   headers: IncomingHttpHeaders;
   body: Buffer;
+}
+
+export interface StreamedResponse {
+  statusCode: number;
+  headers: IncomingHttpHeaders;
+  body: UpstreamBody;
+}
+
+/**
+ * An answer's body as it arrives: iterate it once (`for await`), or read the rest whole. Leaving
+ * the loop early, or `destroy()`, ends the exchange and frees the connection.
+ */
+export interface UpstreamBody extends AsyncIterable<Buffer> {
+  /** The rest of the body in one buffer, or its first `limitBytes` and no more (the exchange is then cut). */
+  readAll(limitBytes?: number): Promise<Buffer>;
+  destroy(): void;
+  readonly destroyed: boolean;
 }
 
 export interface SendOptions {
@@ -63,44 +80,36 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     return agent;
   };
   const urlParts = new Map<string, { origin: string; path: string }>();
-  return {
-    async send(request, sendOptions) {
-      try {
-        const { origin, path } = splitUrl(request.url, urlParts);
-        return await undiciCore.request(agentFor(sendOptions.connectMs), {
+  const dispatch = (request: UpstreamRequest, sendOptions: SendOptions, handler: Dispatcher.DispatchHandler & { onError(error: Error): void }) => {
+    try {
+      const { origin, path } = splitUrl(request.url, urlParts);
+      agentFor(sendOptions.connectMs).dispatch(
+        {
           origin,
           path,
           method: request.method,
           headers: request.headers,
           body: request.body,
-          signal: sendOptions.signal,
           headersTimeout: sendOptions.firstByteMs,
           bodyTimeout: sendOptions.idleMs,
-        });
-      } catch (error) {
-        throw toUpstreamError(error, sendOptions.provider, sendOptions.signal);
-      }
+        },
+        handler,
+      );
+    } catch (error) {
+      handler.onError(error as Error);
+    }
+  };
+  return {
+    send(request, sendOptions) {
+      return new Promise<StreamedResponse>((resolve, reject) => {
+        const handler = new StreamingHandler(sendOptions.signal, resolve, reject, (error) => toUpstreamError(error, sendOptions.provider, sendOptions.signal));
+        dispatch(request, sendOptions, handler);
+      });
     },
     sendBuffered(request, sendOptions) {
       return new Promise<BufferedResponse>((resolve, reject) => {
         const handler = new BufferingHandler(sendOptions.signal, resolve, (error) => reject(toUpstreamError(error, sendOptions.provider, sendOptions.signal)));
-        try {
-          const { origin, path } = splitUrl(request.url, urlParts);
-          agentFor(sendOptions.connectMs).dispatch(
-            {
-              origin,
-              path,
-              method: request.method,
-              headers: request.headers,
-              body: request.body,
-              headersTimeout: sendOptions.firstByteMs,
-              bodyTimeout: sendOptions.idleMs,
-            },
-            handler,
-          );
-        } catch (error) {
-          handler.onError(error as Error);
-        }
+        dispatch(request, sendOptions, handler);
       });
     },
     close: async () => {
@@ -172,6 +181,155 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
     this.abortExchange = undefined;
     this.signal.removeEventListener('abort', this.onAbort);
     return false;
+  }
+}
+
+/** Bytes buffered ahead of a stream's reader before the upstream connection is paused. */
+const STREAM_HIGH_WATER_BYTES = 64 * 1024;
+
+/**
+ * Hands an answer over as soon as its headers arrive, then its chunks to one reader as they come.
+ * It takes the place of `request()`'s handler, whose Readable stream and async iterator put a
+ * `nextTick`, an event and several promises between each chunk and the reader: every layer a
+ * streamed answer crosses costs per chunk, and the first event waits for all of them. A reader
+ * that falls 64 KiB behind pauses the connection until it catches up. Aborting the signal, or the
+ * reader leaving, ends the exchange.
+ */
+class StreamingHandler implements Dispatcher.DispatchHandler, UpstreamBody {
+  private abortExchange: ((reason: Error) => void) | undefined;
+  private resumeExchange: (() => void) | undefined;
+  private headersArrived = false;
+  private readonly chunks: Buffer[] = [];
+  private bufferedBytes = 0;
+  private paused = false;
+  private ended = false;
+  private failure: unknown;
+  private waiting: { resolve(step: IteratorResult<Buffer>): void; reject(error: unknown): void } | undefined;
+  destroyed = false;
+  private readonly onAbort = () => {
+    this.abortExchange?.(abortReason(this.signal));
+  };
+
+  constructor(
+    private readonly signal: CallSignal,
+    private readonly resolve: (response: StreamedResponse) => void,
+    private readonly reject: (error: unknown) => void,
+    private readonly mapError: (error: unknown) => unknown,
+  ) {
+    if (!signal.aborted) signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  onConnect(abort: (reason: Error) => void): void {
+    if (this.signal.aborted) abort(abortReason(this.signal));
+    else this.abortExchange = abort;
+  }
+
+  onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null, resume: () => void): boolean {
+    if (statusCode < 200) return true;
+    this.headersArrived = true;
+    this.resumeExchange = resume;
+    this.resolve({ statusCode, headers: headersFromRaw(rawHeaders ?? []), body: this });
+    return true;
+  }
+
+  onData(chunk: Buffer): boolean {
+    if (this.destroyed) return true;
+    const waiting = this.waiting;
+    if (waiting) {
+      this.waiting = undefined;
+      waiting.resolve({ done: false, value: chunk });
+      return true;
+    }
+    this.chunks.push(chunk);
+    this.bufferedBytes += chunk.length;
+    this.paused = this.bufferedBytes >= STREAM_HIGH_WATER_BYTES;
+    return !this.paused;
+  }
+
+  onComplete(): void {
+    this.finish();
+    this.ended = true;
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.resolve({ done: true, value: undefined });
+  }
+
+  onError(error: Error): void {
+    this.finish();
+    if (!this.headersArrived) {
+      this.headersArrived = true;
+      this.reject(this.mapError(error));
+      return;
+    }
+    if (this.ended || this.destroyed) return;
+    this.failure = this.mapError(error);
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.reject(this.failure);
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Buffer> {
+    return {
+      next: () => this.next(),
+      return: () => {
+        this.destroy();
+        return Promise.resolve({ done: true, value: undefined });
+      },
+    };
+  }
+
+  next(): Promise<IteratorResult<Buffer>> {
+    const chunk = this.chunks.shift();
+    if (chunk !== undefined) {
+      this.bufferedBytes -= chunk.length;
+      if (this.paused && this.bufferedBytes < STREAM_HIGH_WATER_BYTES / 2) {
+        this.paused = false;
+        this.resumeExchange?.();
+      }
+      return Promise.resolve({ done: false, value: chunk });
+    }
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.ended || this.destroyed) return Promise.resolve({ done: true, value: undefined });
+    if (this.waiting) return Promise.reject(new Error('an upstream body has one reader at a time'));
+    return new Promise((resolve, reject) => {
+      this.waiting = { resolve, reject };
+    });
+  }
+
+  async readAll(limitBytes = Number.POSITIVE_INFINITY): Promise<Buffer> {
+    const parts: Buffer[] = [];
+    let length = 0;
+    for (;;) {
+      const step = await this.next();
+      if (step.done) break;
+      parts.push(step.value);
+      length += step.value.length;
+      if (length >= limitBytes) {
+        this.destroy();
+        break;
+      }
+    }
+    const whole = parts.length === 1 ? parts[0]! : Buffer.concat(parts, length);
+    return whole.length > limitBytes ? whole.subarray(0, limitBytes) : whole;
+  }
+
+  destroy(): void {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    this.chunks.length = 0;
+    this.bufferedBytes = 0;
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.resolve({ done: true, value: undefined });
+    if (!this.ended) this.abortExchange?.(new undiciCore.errors.RequestAbortedError());
+    this.finish();
+  }
+
+  /** The exchange is over (or abandoned): the signal is no longer listened to. */
+  private finish(): void {
+    this.abortExchange = undefined;
+    this.resumeExchange = undefined;
+    this.signal.removeEventListener('abort', this.onAbort);
   }
 }
 
