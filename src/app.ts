@@ -57,6 +57,7 @@ import { createSqlVideoStore } from './videos/video-store.js';
 import { createVideoStage } from './videos/video-stage.js';
 import { createLocalVideoJobBackend, createOpenAIVideoJobBackend, type VideoJobBackend } from './videos/video-job-backend.js';
 import { startVideoJobRunner } from './videos/video-job-runner.js';
+import { startRequestLogRetention } from './observability/request-log-retention.js';
 import { registerVideoRoutes } from './http/routes/video-routes.js';
 import { newId } from './lib/ids.js';
 import { coalesceTurnWrites } from './lib/redis-turn-writes.js';
@@ -233,6 +234,13 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     ['local', createLocalVideoJobBackend(local.video)],
     ['openai', createOpenAIVideoJobBackend(upstream)],
   ]);
+  const logRetention = startRequestLogRetention({
+    db: database.db,
+    retentionDays: config.requestLogRetentionDays,
+    instanceId,
+    onPruned: (rows) => logger.info({ rows, retentionDays: config.requestLogRetentionDays }, 'request log pruned'),
+    onError: (error) => logger.error({ err: error }, 'request log pruning failed; will retry next round'),
+  });
   const videoRunner = startVideoJobRunner({
     db: database.db,
     store: videos,
@@ -383,6 +391,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
       await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())))]);
       clearInterval(lastUsedTimer);
       videoRunner.stop();
+      await logRetention.stop();
       metrics.stop();
       metricsListener?.close();
       await keys.flushLastUsed().catch(() => {});

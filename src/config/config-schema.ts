@@ -23,6 +23,8 @@ export const configSchema = z.object({
   /** Batch window of the request log and spend ledger writer: at most this much is lost on a crash. */
   logFlushIntervalMs: z.coerce.number().int().min(10).default(1000),
   logBatchSize: z.coerce.number().int().min(1).default(500),
+  /** Request-log rows older than this many days are deleted (hourly, in small batches); 0 keeps them for ever. */
+  requestLogRetentionDays: z.coerce.number().int().min(0).default(90),
   /** Embedded SQLite only: batched inserts on a writer thread, on the main thread in small slices, or `auto` (the thread when more than one CPU is available). */
   sqliteWriter: z.enum(['auto', 'thread', 'inline']).default('auto'),
   /**

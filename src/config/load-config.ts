@@ -16,6 +16,7 @@ const ENVIRONMENT_NAMES = {
   GW_REQUEST_TIMEOUT_MS: 'requestTimeoutMs',
   GW_LOG_FLUSH_INTERVAL_MS: 'logFlushIntervalMs',
   GW_LOG_BATCH_SIZE: 'logBatchSize',
+  GW_REQUEST_LOG_RETENTION_DAYS: 'requestLogRetentionDays',
   GW_SQLITE_WRITER: 'sqliteWriter',
   GW_SQLITE_CACHE_KIB: 'sqliteCacheKib',
   GW_SHUTDOWN_GRACE_MS: 'shutdownGraceMs',

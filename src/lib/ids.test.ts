@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { newTimeOrderedId } from './ids.js';
+import { newTimeOrderedId, timeOrderedIdFloor } from './ids.js';
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -25,4 +25,16 @@ test('time-ordered ids sort in creation order, also thousands within one millise
 test('the random tail differs between ids', () => {
   const tails = new Set(Array.from({ length: 1000 }, () => newTimeOrderedId().slice(19)));
   assert.ok(tails.size > 990);
+});
+
+test('timeOrderedIdFloor: every id made before the time sorts below it, every id made at it or later not', () => {
+  const at = Date.now() + 3_600_000;
+  const floor = timeOrderedIdFloor(at);
+  assert.match(floor, /^[0-9a-f]{8}-[0-9a-f]{4}-$/);
+  const before = `${timeOrderedIdFloor(at - 1)}7fff-bfff-ffffffffffff`;
+  assert.ok(before < floor);
+  const made = newTimeOrderedId(at);
+  assert.ok(made >= floor && made.startsWith(floor));
+  assert.ok(newTimeOrderedId(at + 1) > floor);
+  assert.equal(timeOrderedIdFloor(0), '00000000-0000-');
 });

@@ -80,6 +80,15 @@ export function newTimeOrderedId(now = Date.now()): string {
   return idBytes.toString('latin1', 0, 36);
 }
 
+/**
+ * The lowest time-ordered id a row written at `ms` or later can have: its first 48 bits as the id
+ * writes them. Every id made before `ms` sorts below it (they compare as plain strings).
+ */
+export function timeOrderedIdFloor(ms: number): string {
+  const hex = Math.max(0, Math.floor(ms)).toString(16).padStart(12, '0');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-`;
+}
+
 let counter = 0;
 const processTag = randomBytes(4).toString('hex');
 

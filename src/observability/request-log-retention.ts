@@ -1,0 +1,104 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../db/schema.js';
+import { acquireLease } from '../db/sql-lease.js';
+import { timeOrderedIdFloor } from '../lib/ids.js';
+
+const DAY_MS = 86_400_000;
+const LEASE = 'request-log-retention';
+
+export interface RequestLogRetentionOptions {
+  db: Kysely<Database>;
+  /** Rows older than this many days are deleted; 0 keeps the log forever. */
+  retentionDays: number;
+  /** Several instances share the work through a lease: one prunes at a time. */
+  instanceId: string;
+  /** Time between rounds (default one hour); the first round runs a minute after start. */
+  intervalMs?: number;
+  firstRoundDelayMs?: number;
+  /** Rows per DELETE (default 500): on the embedded file each one holds the event loop. */
+  batchRows?: number;
+  /** Pause between two DELETEs (default 20 ms), so requests and the batched appends go first. */
+  pauseMs?: number;
+  now?: () => number;
+  onPruned?(rows: number): void;
+  onError?(error: unknown): void;
+}
+
+export interface RequestLogRetention {
+  /** One round: deletes every row older than the retention, batch by batch; returns how many. */
+  pruneOnce(): Promise<number>;
+  /** Stops the timer, and a round under way after its current batch. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Keeps the request log to `retentionDays`: without it the embedded file grows by ~0.8 KB a call
+ * for ever (1.1 GB after 1.4 million calls), and every index the batched appends write to grows
+ * with it. Rows are found through the primary key, which is time-ordered (lib/ids.ts): a round
+ * walks the oldest ids and deletes them a few hundred at a time, with a pause between batches, so
+ * it never holds the embedded database's event loop for long. `created_at` is checked as well, so
+ * a row whose id is not time-ordered (written by an older version) is never deleted early.
+ * The spend ledger and its daily rollup are billing records and are never pruned.
+ */
+export function startRequestLogRetention(options: RequestLogRetentionOptions): RequestLogRetention {
+  const { db } = options;
+  const now = options.now ?? Date.now;
+  const batchRows = options.batchRows ?? 500;
+  const pauseMs = options.pauseMs ?? 20;
+  const intervalMs = options.intervalMs ?? 3_600_000;
+  let stopping = false;
+  let running: Promise<number> | undefined;
+
+  async function pruneRound(): Promise<number> {
+    if (options.retentionDays <= 0) return 0;
+    const time = now();
+    // The lease outlives a round's usual length; a holder that dies hands it on when it expires.
+    if (!(await acquireLease(db, LEASE, options.instanceId, 10 * 60_000, time))) return 0;
+    const cutoffMs = time - options.retentionDays * DAY_MS;
+    const cutoffId = timeOrderedIdFloor(cutoffMs);
+    let total = 0;
+    while (!stopping) {
+      const oldest = db
+        .selectFrom('request_log')
+        .select('id')
+        .where('id', '<', cutoffId)
+        .where('created_at', '<', cutoffMs)
+        .orderBy('id')
+        .limit(batchRows);
+      const result = await db.deleteFrom('request_log').where('id', 'in', oldest).executeTakeFirst();
+      const deleted = Number(result.numDeletedRows);
+      total += deleted;
+      if (deleted < batchRows) break;
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+    if (total > 0) options.onPruned?.(total);
+    return total;
+  }
+
+  const pruneOnce = (): Promise<number> => {
+    running ??= pruneRound().finally(() => {
+      running = undefined;
+    });
+    return running;
+  };
+  const round = () => {
+    pruneOnce().catch((error: unknown) => options.onError?.(error));
+  };
+  let interval: NodeJS.Timeout | undefined;
+  const first = setTimeout(() => {
+    round();
+    interval = setInterval(round, intervalMs);
+    interval.unref();
+  }, options.firstRoundDelayMs ?? 60_000);
+  first.unref();
+
+  return {
+    pruneOnce,
+    async stop() {
+      stopping = true;
+      clearTimeout(first);
+      clearInterval(interval);
+      await running?.catch(() => {});
+    },
+  };
+}
