@@ -238,6 +238,9 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     db: database.db,
     retentionDays: config.requestLogRetentionDays,
     instanceId,
+    // On the embedded file a DELETE holds the event loop: 100 rows are ~0.7 ms (500 were ~2.7 ms)
+    // and still ~4,800 rows a second with the pauses. Postgres deletes off the event loop.
+    batchRows: database.dialect === 'sqlite' ? 100 : 1000,
     onPruned: (rows) => logger.info({ rows, retentionDays: config.requestLogRetentionDays }, 'request log pruned'),
     onError: (error) => logger.error({ err: error }, 'request log pruning failed; will retry next round'),
   });

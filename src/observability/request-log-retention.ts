@@ -15,7 +15,7 @@ export interface RequestLogRetentionOptions {
   /** Time between rounds (default one hour); the first round runs a minute after start. */
   intervalMs?: number;
   firstRoundDelayMs?: number;
-  /** Rows per DELETE (default 500): on the embedded file each one holds the event loop. */
+  /** Rows per DELETE (default 500): on the embedded file each one holds the event loop for its length. */
   batchRows?: number;
   /** Pause between two DELETEs (default 20 ms), so requests and the batched appends go first. */
   pauseMs?: number;
