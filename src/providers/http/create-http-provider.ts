@@ -83,7 +83,11 @@ export function createHttpProvider(
       if (response.statusCode >= 400) throw await readError(adapter, response);
       const contentType = String(response.headers['content-type'] ?? '');
       if (!contentType.includes('application/json')) {
-        if (!decoderFactory) throw new Error(`no stream decoder for ${adapter.streamFraming}`);
+        if (!decoderFactory) {
+          // Unread, the answer would hold its connection until the upstream gave up.
+          response.body.destroy();
+          throw new Error(`no stream decoder for ${adapter.streamFraming}`);
+        }
         return {
           kind: 'stream',
           events: translateStream(response, translator.createStreamTranslator!(context), decoderFactory(), adapter.id, signal),
