@@ -69,6 +69,30 @@ test('inline writer: a slice ends when its time is up, and the event loop gets a
   }
 });
 
+test('inline writer: after a long turn (a busy loop) the next slice may run for half of it, so the writer keeps pace', async () => {
+  const { connection } = openFile('busy.db');
+  // Each clock read inside a slice is a millisecond; each turn of the loop between slices is 100.
+  let clock = 0;
+  const inserter = createSqliteInlineBulkInserter(connection, { sliceMs: 0.25, now: () => (clock += 1) });
+  let busy = true;
+  const busyLoop = () => {
+    clock += 100;
+    if (busy) setImmediate(busyLoop);
+  };
+  setImmediate(busyLoop);
+  const counter = turnCounter();
+  try {
+    await inserter.insert('spend_ledger', ledgerRows(0, 1_280));
+    // The first slice holds 4 rows; after a ~100 ms turn the next may take ~50 ms (200 rows at a ms a read of 4).
+    assert.ok(counter.turns() <= 12, `a few long slices, not 320 short ones (${counter.turns()} turns)`);
+    assert.equal((connection.prepare('select count(*) as n from spend_ledger').get() as { n: number }).n, 1_280);
+  } finally {
+    busy = false;
+    counter.stop();
+    connection.close();
+  }
+});
+
 test('inline writer: a batch written within the slice time is one transaction, without a turn', async () => {
   const { connection } = openFile('one-slice.db');
   const inserter = createSqliteInlineBulkInserter(connection, { sliceMs: 0.25, now: () => 0 });
