@@ -119,34 +119,50 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
 }
 
 /**
- * Collects an answer's chunks and hands over the whole body once it is complete. It takes the
- * place of `request()`'s handler, which wraps every answer in a Readable stream and an async
- * resource that a body read whole anyway does not need: for a chat completion those were the
- * largest share of the bytes allocated per call (node streams and undici, ~16%). Aborting the
- * signal ends the exchange at any point, as with `request()`.
+ * What both answer handlers share: the call's signal ends the exchange at any point (before the
+ * connection, while waiting for headers, mid-body), and stops being listened to once it is over.
  */
-class BufferingHandler implements Dispatcher.DispatchHandler {
-  private abortExchange: ((reason: Error) => void) | undefined;
-  private statusCode = 0;
-  private headers: IncomingHttpHeaders = {};
-  private readonly chunks: Buffer[] = [];
-  private length = 0;
-  private settled = false;
+abstract class SignalledExchange {
+  protected abortExchange: ((reason: Error) => void) | undefined;
   private readonly onAbort = () => {
     this.abortExchange?.(abortReason(this.signal));
   };
 
-  constructor(
-    private readonly signal: CallSignal,
-    private readonly resolve: (response: BufferedResponse) => void,
-    private readonly reject: (error: unknown) => void,
-  ) {
+  constructor(protected readonly signal: CallSignal) {
     if (!signal.aborted) signal.addEventListener('abort', this.onAbort, { once: true });
   }
 
   onConnect(abort: (reason: Error) => void): void {
     if (this.signal.aborted) abort(abortReason(this.signal));
     else this.abortExchange = abort;
+  }
+
+  protected stopListening(): void {
+    this.abortExchange = undefined;
+    this.signal.removeEventListener('abort', this.onAbort);
+  }
+}
+
+/**
+ * Collects an answer's chunks and hands over the whole body once it is complete. It takes the
+ * place of `request()`'s handler, which wraps every answer in a Readable stream and an async
+ * resource that a body read whole anyway does not need: for a chat completion those were the
+ * largest share of the bytes allocated per call (node streams and undici, ~16%). Aborting the
+ * signal ends the exchange at any point, as with `request()`.
+ */
+class BufferingHandler extends SignalledExchange implements Dispatcher.DispatchHandler {
+  private statusCode = 0;
+  private headers: IncomingHttpHeaders = {};
+  private readonly chunks: Buffer[] = [];
+  private length = 0;
+  private settled = false;
+
+  constructor(
+    signal: CallSignal,
+    private readonly resolve: (response: BufferedResponse) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    super(signal);
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null): boolean {
@@ -178,8 +194,7 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   private settle(): boolean {
     if (this.settled) return true;
     this.settled = true;
-    this.abortExchange = undefined;
-    this.signal.removeEventListener('abort', this.onAbort);
+    this.stopListening();
     return false;
   }
 }
@@ -195,8 +210,7 @@ const STREAM_HIGH_WATER_BYTES = 64 * 1024;
  * that falls 64 KiB behind pauses the connection until it catches up. Aborting the signal, or the
  * reader leaving, ends the exchange.
  */
-class StreamingHandler implements Dispatcher.DispatchHandler, UpstreamBody {
-  private abortExchange: ((reason: Error) => void) | undefined;
+class StreamingHandler extends SignalledExchange implements Dispatcher.DispatchHandler, UpstreamBody {
   private resumeExchange: (() => void) | undefined;
   private headersArrived = false;
   private readonly chunks: Buffer[] = [];
@@ -206,22 +220,14 @@ class StreamingHandler implements Dispatcher.DispatchHandler, UpstreamBody {
   private failure: unknown;
   private waiting: { resolve(step: IteratorResult<Buffer>): void; reject(error: unknown): void } | undefined;
   destroyed = false;
-  private readonly onAbort = () => {
-    this.abortExchange?.(abortReason(this.signal));
-  };
 
   constructor(
-    private readonly signal: CallSignal,
+    signal: CallSignal,
     private readonly resolve: (response: StreamedResponse) => void,
     private readonly reject: (error: unknown) => void,
     private readonly mapError: (error: unknown) => unknown,
   ) {
-    if (!signal.aborted) signal.addEventListener('abort', this.onAbort, { once: true });
-  }
-
-  onConnect(abort: (reason: Error) => void): void {
-    if (this.signal.aborted) abort(abortReason(this.signal));
-    else this.abortExchange = abort;
+    super(signal);
   }
 
   onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null, resume: () => void): boolean {
@@ -327,9 +333,8 @@ class StreamingHandler implements Dispatcher.DispatchHandler, UpstreamBody {
 
   /** The exchange is over (or abandoned): the signal is no longer listened to. */
   private finish(): void {
-    this.abortExchange = undefined;
     this.resumeExchange = undefined;
-    this.signal.removeEventListener('abort', this.onAbort);
+    this.stopListening();
   }
 }
 
