@@ -4,7 +4,7 @@ import type { Database } from '../db/schema.js';
 import { createBatchWriter, type BatchWriter } from '../lib/batch-writer.js';
 import { newTimeOrderedId } from '../lib/ids.js';
 import type { Usage } from '../protocol/usage.js';
-import { SPEND_DAY_MS } from './spend-rollup-migration.js';
+import { DAY_MS } from './spend-periods.js';
 
 /** One metered call, as appended to spend_ledger. */
 export interface SpendEntry {
@@ -111,7 +111,7 @@ export function createSqlSpendLedger(options: SqlSpendLedgerOptions): SpendLedge
     async spentSince(scope, sinceMs) {
       // Every seeding asks from a day boundary (0, or a budget period's start): the daily rollup
       // answers in a few rows a day. Any other time is summed from the ledger itself.
-      const row = await (sinceMs % SPEND_DAY_MS === 0 ? spentFromRollup(db, scope, sinceMs) : spentFromLedger(db, scope, sinceMs));
+      const row = await (sinceMs % DAY_MS === 0 ? spentFromRollup(db, scope, sinceMs) : spentFromLedger(db, scope, sinceMs));
       return Number(row?.total ?? 0);
     },
     async creditedTotal(orgId) {

@@ -8,7 +8,8 @@ export interface PeriodWindow {
   endMs: number;
 }
 
-const DAY_MS = 86_400_000;
+/** Every budget period begins and ends on a UTC day boundary, a multiple of this. */
+export const DAY_MS = 86_400_000;
 
 const pad = (value: number) => String(value).padStart(2, '0');
 const isoDate = (ms: number) => {

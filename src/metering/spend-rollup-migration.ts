@@ -1,4 +1,5 @@
 import { type Kysely, type Migration, PostgresAdapter, sql } from 'kysely';
+import { DAY_MS } from './spend-periods.js';
 
 /**
  * spend_daily: the spend ledger summed per account and UTC day, kept by a trigger on
@@ -18,34 +19,40 @@ import { type Kysely, type Migration, PostgresAdapter, sql } from 'kysely';
  * statement over the batch's inserted rows, taking row locks in key order, so two instances
  * writing batches at once never deadlock on the same days.
  */
-export const SPEND_DAY_MS = 86_400_000;
 
-const DAY = `(created_at - created_at % ${SPEND_DAY_MS})`;
+/**
+ * The rollup rows one ledger row makes, one per scope that applies to it: each scope's owner and
+ * `user` columns, and the condition under which it applies. `row` prefixes the ledger's columns
+ * (`new.` in a SQLite row trigger, nothing in a select from a table).
+ */
+const SCOPES = [
+  { scope: 'org', owner: 'org_id', user: null, when: null },
+  { scope: 'key', owner: 'key_id', user: null, when: null },
+  { scope: 'team', owner: 'team_id', user: null, when: 'team_id is not null' },
+  { scope: 'user', owner: 'key_id', user: '"user"', when: '"user" is not null' },
+] as const;
+
+function rollupSelect(each: (typeof SCOPES)[number], row: string, from: string): string {
+  const user = each.user === null ? "''" : `${row}${each.user}`;
+  const where = each.when === null ? '' : ` where ${row}${each.when}`;
+  const day = `${row}created_at - ${row}created_at % ${DAY_MS}`;
+  return `select '${each.scope}' as scope, ${row}${each.owner} as owner_id, ${user} as "user", ${day} as day_ms, ${row}cost_nanos as cost_nanos${from}${where}`;
+}
 
 /** The ledger rows of a source table as rollup rows (one per scope that applies). */
 function rollupRowsOf(source: string): string {
-  return `
-    select 'org' as scope, org_id as owner_id, '' as "user", ${DAY} as day_ms, cost_nanos from ${source}
-    union all select 'key', key_id, '', ${DAY}, cost_nanos from ${source}
-    union all select 'team', team_id, '', ${DAY}, cost_nanos from ${source} where team_id is not null
-    union all select 'user', key_id, "user", ${DAY}, cost_nanos from ${source} where "user" is not null`;
+  return SCOPES.map((each) => rollupSelect(each, '', ` from ${source}`)).join('\n    union all ');
 }
 
+// SQLite reads `INSERT … SELECT … ON CONFLICT` without a WHERE as a join's ON: hence `where true`.
 const SQLITE_TRIGGER = `
 create trigger spend_daily_rollup after insert on spend_ledger
 begin
-  insert into spend_daily (scope, owner_id, "user", day_ms, cost_nanos)
-    values ('org', new.org_id, '', new.created_at - new.created_at % ${SPEND_DAY_MS}, new.cost_nanos)
-    on conflict do update set cost_nanos = cost_nanos + excluded.cost_nanos;
-  insert into spend_daily (scope, owner_id, "user", day_ms, cost_nanos)
-    values ('key', new.key_id, '', new.created_at - new.created_at % ${SPEND_DAY_MS}, new.cost_nanos)
-    on conflict do update set cost_nanos = cost_nanos + excluded.cost_nanos;
-  insert into spend_daily (scope, owner_id, "user", day_ms, cost_nanos)
-    select 'team', new.team_id, '', new.created_at - new.created_at % ${SPEND_DAY_MS}, new.cost_nanos where new.team_id is not null
-    on conflict do update set cost_nanos = cost_nanos + excluded.cost_nanos;
-  insert into spend_daily (scope, owner_id, "user", day_ms, cost_nanos)
-    select 'user', new.key_id, new."user", new.created_at - new.created_at % ${SPEND_DAY_MS}, new.cost_nanos where new."user" is not null
-    on conflict do update set cost_nanos = cost_nanos + excluded.cost_nanos;
+${SCOPES.map(
+  (each) => `  insert into spend_daily (scope, owner_id, "user", day_ms, cost_nanos)
+    ${rollupSelect(each, 'new.', '')}${each.when === null ? ' where true' : ''}
+    on conflict do update set cost_nanos = cost_nanos + excluded.cost_nanos;`,
+).join('\n')}
 end`;
 
 const POSTGRES_FUNCTION = `
