@@ -14,3 +14,11 @@ test('GW_SQLITE_CACHE_KIB: 2 MiB by default, a number when set, and below 256 Ki
   assert.equal(loadConfig({ GW_SQLITE_CACHE_KIB: '8192' }).sqliteCacheKib, 8192);
   assert.throws(() => loadConfig({ GW_SQLITE_CACHE_KIB: '16' }), /GW_SQLITE_CACHE_KIB/);
 });
+
+test('GW_REQUEST_LOG_RETENTION_DAYS: 90 by default, 0 keeps the log for ever, and a negative or non-whole value names the variable', () => {
+  assert.equal(loadConfig({}).requestLogRetentionDays, 90);
+  assert.equal(loadConfig({ GW_REQUEST_LOG_RETENTION_DAYS: '0' }).requestLogRetentionDays, 0);
+  assert.equal(loadConfig({ GW_REQUEST_LOG_RETENTION_DAYS: '7' }).requestLogRetentionDays, 7);
+  assert.throws(() => loadConfig({ GW_REQUEST_LOG_RETENTION_DAYS: '-1' }), /GW_REQUEST_LOG_RETENTION_DAYS/);
+  assert.throws(() => loadConfig({ GW_REQUEST_LOG_RETENTION_DAYS: 'a week' }), /GW_REQUEST_LOG_RETENTION_DAYS/);
+});
