@@ -8,16 +8,19 @@
 //   node bench/allocation-profile.mjs                      # chat at 500 req/s for 5 s
 //   node bench/allocation-profile.mjs --kind stream        # 4 concurrent streams for 5 s
 //   node bench/allocation-profile.mjs --survivors          # only what outlived the nursery
+//   node bench/allocation-profile.mjs --mode postgres      # Postgres + Redis (BENCH_POSTGRES_URL,
+//                                                          # BENCH_REDIS_URL; a fresh schema)
 //   options: --seconds N  --rate N  --top N  --json
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { gatewayEnvironment } from './lib/gateway-setup.mjs';
 import { measure } from './lib/measure.mjs';
 import { portOpen, runToEnd, startProcess, stopProcess, waitForListening } from './lib/processes.mjs';
 import { summarizeAllocations } from './lib/allocation-summary.mjs';
+import { gatewayEnvironment as modeEnvironment, prepareGateway } from './lib/gateway-setup.mjs';
+import { postgresRedisMode } from './lib/storage-modes.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(`--${name}`);
@@ -26,8 +29,9 @@ const option = (name, fallback) => {
   return index >= 0 && argv[index + 1] !== undefined ? argv[index + 1] : fallback;
 };
 const kind = option('kind', 'chat');
-if (kind !== 'chat' && kind !== 'stream') {
-  console.error('usage: allocation-profile.mjs [--kind chat|stream] [--seconds N] [--rate N] [--survivors] [--top N] [--json]');
+const mode = option('mode', 'sqlite');
+if ((kind !== 'chat' && kind !== 'stream') || (mode !== 'sqlite' && mode !== 'postgres')) {
+  console.error('usage: allocation-profile.mjs [--kind chat|stream] [--mode sqlite|postgres] [--seconds N] [--rate N] [--survivors] [--top N] [--json]');
   process.exit(2);
 }
 const seconds = Number(option('seconds', 5));
@@ -63,7 +67,14 @@ async function main() {
   if (prepared.code !== 0) throw new Error(`prepare.mjs failed: ${prepared.output.slice(-1500)}`);
   const state = JSON.parse(readFileSync(join(resultsDir, 'state.json'), 'utf8'));
   const profileFile = join(resultsDir, 'allocation.heapprofile');
-  const env = gatewayEnvironment({ ...state.sqlite, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: gwPort });
+  let storage = state.sqlite;
+  if (mode === 'postgres') {
+    const postgres = await postgresRedisMode(resultsDir, { postgresUrl: process.env.BENCH_POSTGRES_URL, redisUrl: process.env.BENCH_REDIS_URL });
+    started.push({ dispose: () => postgres.dispose() });
+    const setup = modeEnvironment({ ...postgres, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret });
+    storage = { ...postgres, ...(await prepareGateway({ root, environment: setup, logFile: join(resultsDir, 'prepare-postgres.log') })) };
+  }
+  const env = modeEnvironment({ ...storage, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: gwPort });
   const gateway = startProcess({
     command: join(root, 'bin/gw-server'),
     cwd: root,
@@ -79,7 +90,7 @@ async function main() {
   started.push(gateway);
   await waitForListening(gateway, { port: gwPort });
   const url = `http://127.0.0.1:${gwPort}/v1/chat/completions`;
-  const headers = `Authorization: Bearer ${state.sqlite.apiKey}`;
+  const headers = `Authorization: Bearer ${storage.apiKey}`;
   const settings = { peerDir, loadCpus, durationS: seconds, streamDurationS: seconds, gatewayPid: gateway.pid };
   // Warm-up: compiled code and pools in place before anything is counted.
   await measure({ kind: 'thr', url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers, conns: 32 }, { ...settings, durationS: 3 });
@@ -126,5 +137,8 @@ main()
     process.exitCode = 1;
   })
   .finally(async () => {
-    for (const handle of started.reverse()) await stopProcess(handle, 10_000);
+    for (const handle of started.reverse()) {
+      if (handle.dispose) await handle.dispose().catch((error) => console.error(`cleanup failed: ${error.message}`));
+      else await stopProcess(handle, 10_000);
+    }
   });

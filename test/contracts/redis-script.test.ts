@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import { redisScript } from '../../src/lib/redis-script.js';
+import { coalesceTurnWrites } from '../../src/lib/redis-turn-writes.js';
+
+const redisUrl = process.env.GW_TEST_REDIS_URL;
+const clients: Redis[] = [];
+after(() => clients.forEach((client) => client.disconnect()));
+
+function client(): Redis {
+  const redis = new Redis(redisUrl!, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  clients.push(redis);
+  return redis;
+}
+
+// Echoes what it received, so the test sees every key and argument as Redis decoded them.
+const echo = () =>
+  redisScript(`-- ${randomUUID()}
+local out = {#KEYS}
+for _, key in ipairs(KEYS) do out[#out + 1] = key end
+for _, arg in ipairs(ARGV) do out[#out + 1] = arg end
+return out`);
+
+describe('Redis scripts sent in their encoded form', { skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set: skipped' }, () => {
+  test('keys and arguments reach the script as sent: multi-byte, empty and numeric ones included; the script is loaded on first use', async () => {
+    const redis = client();
+    coalesceTurnWrites(redis);
+    await redis.connect();
+    const script = echo();
+    const keys = [`gw-test:${randomUUID()}:é✓`, 'gw-test:🙂'];
+    const args = ['', 'line\r\nbreak', 42, 0.5];
+    // First run: the server does not know the script (NOSCRIPT), so its body is sent; then by SHA.
+    assert.deepEqual(await script.run(redis, keys, args), [2, keys[0], keys[1], '', 'line\r\nbreak', '42', '0.5']);
+    assert.deepEqual(await script.run(redis, keys, args), [2, keys[0], keys[1], '', 'line\r\nbreak', '42', '0.5']);
+    // Several in one turn (one corked write) answer each its own.
+    const many = await Promise.all(Array.from({ length: 50 }, (_, index) => script.run(redis, [`k${index}`], [String(index)])));
+    many.forEach((reply, index) => assert.deepEqual(reply, [1, `k${index}`, String(index)]));
+  });
+
+  test('a script run before the connection is ready waits in the offline queue and then runs', async () => {
+    const redis = client();
+    const script = echo();
+    // A lazy client connects on its first command; the command is written once the connection is up.
+    const pending = script.run(redis, ['gw-test:offline'], ['queued']);
+    assert.notEqual(redis.status, 'ready');
+    assert.deepEqual(await pending, [1, 'gw-test:offline', 'queued']);
+  });
+
+  test('an error raised by the script rejects its call, and the connection goes on answering', async () => {
+    const redis = client();
+    await redis.connect();
+    const failing = redisScript(`-- ${randomUUID()}\nreturn redis.error_reply('GWTEST refused ' .. ARGV[1])`);
+    await assert.rejects(failing.run(redis, [], ['here']), /GWTEST refused here/);
+    assert.equal(await redis.ping(), 'PONG');
+  });
+});
