@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import SQLite from 'better-sqlite3';
-import { createSqliteInlineBulkInserter, createSqliteWorkerBulkInserter, type BulkInserter } from './bulk-insert.js';
+import { createSqliteInlineBulkInserter, createSqliteWorkerBulkInserter, jsonArrayInSlices, type BulkInserter } from './bulk-insert.js';
 import type { Database } from './schema.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'gw-bulk-insert-'));
@@ -114,5 +114,36 @@ test('inline writer: table and column names must be plain identifiers', async ()
     await assert.rejects(inserter.insert('spend_ledger', [{ 'id"; drop table x; --': 'a' }] as never), /not a plain identifier/);
   } finally {
     connection.close();
+  }
+});
+
+test('Postgres batch JSON: the same text as JSON.stringify of the whole batch, whatever the slices', async () => {
+  const rows = [
+    { id: 'a', cost_nanos: 12, note: 'line\nbreak "quoted" ünïcödé 🙂', missing: undefined, nothing: null, nested: { list: [1, 2] } },
+    ...ledgerRows(0, 37),
+  ];
+  for (const advance of [0, 1]) {
+    let clock = 0;
+    assert.equal(await jsonArrayInSlices(rows, 0.25, () => (clock += advance)), JSON.stringify(rows));
+  }
+  assert.equal(await jsonArrayInSlices([], 0.25, () => 0), '[]');
+});
+
+test('Postgres batch JSON: encoding ends a slice when its time is up, with a turn of the event loop before the next', async () => {
+  let clock = 0;
+  const counter = turnCounter();
+  try {
+    // Each clock read is a millisecond later: every slice is over its time at its first read (4 rows).
+    await jsonArrayInSlices(ledgerRows(0, 400), 0.25, () => (clock += 1));
+    assert.ok(counter.turns() >= 400 / 4 - 1, `a turn between 4-row slices (${counter.turns()} turns)`);
+  } finally {
+    counter.stop();
+  }
+  const quick = turnCounter();
+  try {
+    await jsonArrayInSlices(ledgerRows(0, 400), 0.25, () => 0);
+    assert.ok(quick.turns() <= 1, `one slice when the time allows (${quick.turns()} turns)`);
+  } finally {
+    quick.stop();
   }
 });

@@ -64,3 +64,47 @@ test('rows added or dropped for overflow while a batch is being written stay in 
   await writer.close();
   assert.deepEqual(written, [1, 2, 5, 6, 7]);
 });
+
+test('items added while a batch is written wait for the next tick instead of a write of their own; flush() writes them', async () => {
+  const writes: number[][] = [];
+  let release!: () => void;
+  const writer = createBatchWriter<number>({
+    intervalMs: 60_000,
+    maxBatch: 3,
+    async write(items) {
+      writes.push(items);
+      if (writes.length === 1) await new Promise<void>((resolve) => (release = resolve));
+    },
+  });
+  for (let item = 1; item <= 3; item++) writer.add(item); // a full batch: written at once
+  writer.add(4); // arrives during the write
+  release();
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.deepEqual(writes, [[1, 2, 3]]);
+  assert.equal(writer.pending, 1);
+  await writer.flush();
+  assert.deepEqual(writes, [[1, 2, 3], [4]]);
+  await writer.close();
+});
+
+test('a full batch that builds up during a write is written straight after it; flush() during a write also covers later items', async () => {
+  const writes: number[][] = [];
+  let release!: () => void;
+  const writer = createBatchWriter<number>({
+    intervalMs: 60_000,
+    maxBatch: 2,
+    async write(items) {
+      writes.push(items);
+      if (writes.length === 1) await new Promise<void>((resolve) => (release = resolve));
+    },
+  });
+  writer.add(1);
+  writer.add(2); // starts writing [1, 2]
+  const flushed = writer.flush(); // asked for during the write
+  for (let item = 3; item <= 7; item++) writer.add(item);
+  release();
+  await flushed;
+  assert.deepEqual(writes, [[1, 2], [3, 4], [5, 6], [7]]);
+  assert.equal(writer.pending, 0);
+  await writer.close();
+});

@@ -35,7 +35,10 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
   let inFlight = 0;
   let writing: Promise<void> | undefined;
   let closed = false;
-  const timer = setInterval(() => void flush(), options.intervalMs);
+  // A tick that finds a write still going leaves what came in since for the next tick.
+  const timer = setInterval(() => {
+    if (!writing) void flush();
+  }, options.intervalMs);
   timer.unref();
 
   function trim(): void {
@@ -45,9 +48,17 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
     options.onDrop?.(dropped);
   }
 
+  /**
+   * Writes what was queued when it started (in batches of `maxBatch`), not what arrives meanwhile:
+   * carrying on until the queue was empty wrote the few items that came in during each batch's
+   * round trip as a transaction of their own (five or six tiny ones a second per table at 500
+   * req/s in Postgres mode). Those wait for the next tick, unless a full batch has built up.
+   */
   async function writeOnce(): Promise<void> {
-    while (queue.length > 0) {
-      const batch = queue.splice(0, options.maxBatch);
+    let remaining = queue.length;
+    while (remaining > 0 && queue.length > 0) {
+      const batch = queue.splice(0, Math.min(options.maxBatch, remaining));
+      remaining -= batch.length;
       inFlight = batch.length;
       try {
         await options.write(batch);
@@ -60,11 +71,13 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
       } finally {
         inFlight = 0;
       }
+      if (remaining <= 0 && queue.length >= options.maxBatch) remaining = queue.length;
     }
   }
 
+  /** Writes everything queued now: after the write under way, if there is one. */
   function flush(): Promise<void> {
-    if (writing) return writing;
+    if (writing) return writing.then(flush);
     if (queue.length === 0) return Promise.resolve();
     writing = writeOnce().finally(() => {
       writing = undefined;
@@ -77,7 +90,8 @@ export function createBatchWriter<T>(options: BatchWriterOptions<T>): BatchWrite
       if (closed) throw new Error('batch writer is closed');
       queue.push(item);
       trim();
-      if (queue.length >= options.maxBatch) void flush();
+      // A write under way carries on with a full batch when it finishes (writeOnce).
+      if (queue.length >= options.maxBatch && !writing) void flush();
     },
     flush,
     async close() {
