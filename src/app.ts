@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Config } from './config/config-schema.js';
-import { createDatabase, type DatabaseHandle } from './db/create-database.js';
+import { createDatabase, defaultBatchFlushIntervalMs, type DatabaseHandle } from './db/create-database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createLocalChangeFeed, createRedisChangeFeed, type ChangeFeed } from './lib/change-feed.js';
 import { createEventBus, type EventBus } from './lib/event-bus.js';
@@ -128,6 +128,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   const secrets = loadServerSecrets(config.secret, config.dataDir);
   const secretBox = createSecretBox(secrets.encryptionKey);
   const database = await createDatabase(config.databaseUrl, { sqliteWriter: config.sqliteWriter, sqliteCacheKib: config.sqliteCacheKib });
+  const logFlushIntervalMs = config.logFlushIntervalMs ?? defaultBatchFlushIntervalMs(database.dialect);
   await migrateToLatest(database.db);
 
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, { coalesceWrites: true }) : undefined;
@@ -204,7 +205,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     builtinModels: config.localProvider ? LOCAL_MODELS : [],
     // A model's `pricing` in the GW_CONFIG file is the file layer of the price catalog.
     fileOverrides: Object.fromEntries((fileConfig?.models ?? []).flatMap((model) => (model.pricing ? [[model.id, model.pricing]] : []))),
-    ledgerFlushIntervalMs: config.logFlushIntervalMs,
+    ledgerFlushIntervalMs: logFlushIntervalMs,
     ledgerBatchSize: config.logBatchSize,
     reservationTtlMs: config.requestTimeoutMs + 60_000,
     onError: (error, context) => logger.error({ err: error }, context),
@@ -223,7 +224,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   });
 
   const recorder = createSqlRequestRecorder(database.bulkInsert, {
-    intervalMs: config.logFlushIntervalMs,
+    intervalMs: logFlushIntervalMs,
     batchSize: config.logBatchSize,
     onError: (error) => logger.error({ err: error }, 'request log write failed; will retry'),
   });
@@ -260,12 +261,12 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     eventBus: events,
     changes,
     post: guardedPostFrom(alerting.http),
-    logFlushIntervalMs: config.logFlushIntervalMs,
+    logFlushIntervalMs,
     logBatchSize: config.logBatchSize,
     onError: featureErrors,
   });
   const templates = createTemplates({ db: database.db, changes });
-  const experiments = createExperiments({ db: database.db, changes, statsFlushIntervalMs: config.logFlushIntervalMs, onError: featureErrors });
+  const experiments = createExperiments({ db: database.db, changes, statsFlushIntervalMs: logFlushIntervalMs, onError: featureErrors });
   const caching = createCaching({ redis, onError: featureErrors });
 
   // Admission (pipeline/admission.ts): the key confirmation and the rate limit are asked at once and

@@ -20,8 +20,11 @@ export const configSchema = z.object({
   fileLimitBytes: z.coerce.number().int().min(1024).default(25 * 1024 * 1024),
   /** Upper bound on one request's total time, retries included. */
   requestTimeoutMs: z.coerce.number().int().min(100).default(600_000),
-  /** Batch window of the request log and spend ledger writer: at most this much is lost on a crash. */
-  logFlushIntervalMs: z.coerce.number().int().min(10).default(1000),
+  /**
+   * Batch window of the request log and spend ledger writer: at most this much is lost on a crash.
+   * Unset: 1000 ms on the embedded SQLite file, 200 ms on Postgres (see flushIntervalFor in app.ts).
+   */
+  logFlushIntervalMs: z.coerce.number().int().min(10).optional(),
   logBatchSize: z.coerce.number().int().min(1).default(500),
   /** Request-log rows older than this many days are deleted (hourly, in small batches); 0 keeps them for ever. */
   requestLogRetentionDays: z.coerce.number().int().min(0).default(90),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadConfig } from './load-config.js';
+import { defaultBatchFlushIntervalMs } from '../db/create-database.js';
 
 test('GW_SQLITE_WRITER: auto by default, thread or inline when set, and a bad value names the variable', () => {
   assert.equal(loadConfig({}).sqliteWriter, 'auto');
@@ -21,4 +22,12 @@ test('GW_REQUEST_LOG_RETENTION_DAYS: 90 by default, 0 keeps the log for ever, an
   assert.equal(loadConfig({ GW_REQUEST_LOG_RETENTION_DAYS: '7' }).requestLogRetentionDays, 7);
   assert.throws(() => loadConfig({ GW_REQUEST_LOG_RETENTION_DAYS: '-1' }), /GW_REQUEST_LOG_RETENTION_DAYS/);
   assert.throws(() => loadConfig({ GW_REQUEST_LOG_RETENTION_DAYS: 'a week' }), /GW_REQUEST_LOG_RETENTION_DAYS/);
+});
+
+test('GW_LOG_FLUSH_INTERVAL_MS: unset, each database gets its own window (1 s on SQLite, 200 ms on Postgres); set, it applies as given', () => {
+  assert.equal(loadConfig({}).logFlushIntervalMs, undefined);
+  assert.equal(defaultBatchFlushIntervalMs('sqlite'), 1000);
+  assert.equal(defaultBatchFlushIntervalMs('postgres'), 200);
+  assert.equal(loadConfig({ GW_LOG_FLUSH_INTERVAL_MS: '750' }).logFlushIntervalMs, 750);
+  assert.throws(() => loadConfig({ GW_LOG_FLUSH_INTERVAL_MS: '5' }), /GW_LOG_FLUSH_INTERVAL_MS/);
 });

@@ -12,6 +12,18 @@ export type DatabaseDialect = 'sqlite' | 'postgres';
  */
 const CHECKPOINT_INTERVAL_MS = 1000;
 
+/**
+ * How often the batched writers (request log, spend ledger, guardrail log, experiment statistics)
+ * write, unless GW_LOG_FLUSH_INTERVAL_MS says otherwise. A Postgres batch is work for a server
+ * process that shares the host's CPUs with the gateway: 500 rows a table (a second at 500 req/s)
+ * held it for 13–18 ms, and requests arriving meanwhile made the 500 req/s latency tail (p99 5.8
+ * ms; 4.5 ms with 200 ms batches, side by side, for ~4% more gateway CPU). On the embedded file the
+ * writes run in slices on the event loop itself, and shorter windows only added commits.
+ */
+export function defaultBatchFlushIntervalMs(dialect: DatabaseDialect): number {
+  return dialect === 'postgres' ? 200 : 1000;
+}
+
 export interface DatabaseHandle {
   db: Kysely<Database>;
   dialect: DatabaseDialect;
