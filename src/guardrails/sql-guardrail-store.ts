@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { fromJsonColumn, toJsonColumn } from '../db/json-column.js';
+import { newTimeOrderedId } from '../lib/ids.js';
 import type { Database } from '../db/schema.js';
 import type { GuardrailLogsTable, GuardrailsTable } from './guardrail-tables.js';
 import type { Guardrail, GuardrailAction, GuardrailKind, GuardrailStage } from './guardrail-types.js';
@@ -156,7 +157,10 @@ function toLogEntry(row: GuardrailLogsTable): GuardrailLogEntry {
   };
 }
 
-/** A random id for log entries (exported so stages and tests share one source). */
+/**
+ * An id for log entries (exported so stages and tests share one source): time-ordered like the
+ * request log's, so entries written in one millisecond still list in the order they were made.
+ */
 export function newLogId(): string {
-  return randomUUID();
+  return newTimeOrderedId();
 }

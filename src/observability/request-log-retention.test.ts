@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { createDatabase, type DatabaseHandle } from '../db/create-database.js';
 import { migrateToLatest } from '../db/migrate.js';
+import { randomUUID } from 'node:crypto';
 import type { RequestLogTable } from '../db/schema.js';
+import type { GuardrailLogsTable } from '../guardrails/guardrail-tables.js';
 import { timeOrderedIdFloor } from '../lib/ids.js';
 import { TEST_DATABASES } from '../../test/helpers/test-databases.js';
 import { startRequestLogRetention, type RequestLogRetentionOptions } from './request-log-retention.js';
@@ -44,6 +46,32 @@ function row(createdAt: number, id?: string): RequestLogTable {
   };
 }
 
+/** A guardrail-log row of `orgId` written at `createdAt`, with a random id as older versions wrote them. */
+function guardrailRow(orgId: string, createdAt: number): GuardrailLogsTable {
+  serial += 1;
+  return {
+    id: randomUUID(),
+    org_id: orgId,
+    guardrail_id: 'guardrail',
+    guardrail_name: 'pii',
+    kind: 'pii',
+    stage: 'pre',
+    action: 'redacted',
+    request_id: `req-${serial}`,
+    key_id: 'key',
+    key_alias: null,
+    model: 'gpt-4o-mini',
+    finding_types: '["email"]',
+    reason: null,
+    created_at: createdAt,
+  };
+}
+
+async function remainingGuardrailLog(handle: DatabaseHandle): Promise<string[]> {
+  const rows = await handle.db.selectFrom('guardrail_logs').select('request_id').orderBy('request_id').execute();
+  return rows.map((each) => each.request_id);
+}
+
 async function remainingIds(handle: DatabaseHandle): Promise<string[]> {
   const rows = await handle.db.selectFrom('request_log').select('request_id').orderBy('request_id').execute();
   return rows.map((each) => each.request_id);
@@ -82,6 +110,24 @@ for (const database of TEST_DATABASES) {
       const pruner = retention(handle);
       assert.equal(await pruner.pruneOnce(), 1);
       assert.deepEqual(await remainingIds(handle), [recent.request_id]);
+      await pruner.stop();
+    });
+
+    test('the guardrail log is kept to the same retention, org by org, whatever its ids', async () => {
+      const handle = await open();
+      const org = (id: string) => ({ id, name: id, tier: 'free', custom_limits: '{}', enabled_models: null, budget: null, settings: '{}', created_at: NOW - 400 * DAY_MS });
+      await handle.db.insertInto('orgs').values([org('org-a'), org('org-b')]).execute();
+      const old = [
+        ...Array.from({ length: 9 }, (_, index) => guardrailRow('org-a', NOW - 31 * DAY_MS - index)),
+        ...Array.from({ length: 8 }, (_, index) => guardrailRow('org-b', NOW - 45 * DAY_MS - index)),
+      ];
+      const kept = [guardrailRow('org-a', NOW - 29 * DAY_MS), guardrailRow('org-b', NOW - DAY_MS)];
+      await handle.db.insertInto('guardrail_logs').values([...old, ...kept]).execute();
+      await handle.db.insertInto('request_log').values([row(NOW - 31 * DAY_MS)]).execute();
+      const pruner = retention(handle);
+      assert.equal(await pruner.pruneOnce(), old.length + 1);
+      assert.deepEqual(await remainingGuardrailLog(handle), kept.map((each) => each.request_id).sort());
+      assert.deepEqual(await remainingIds(handle), []);
       await pruner.stop();
     });
 

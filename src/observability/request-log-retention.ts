@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, SelectQueryBuilder } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { acquireLease } from '../db/sql-lease.js';
 import { timeOrderedIdFloor } from '../lib/ids.js';
@@ -8,7 +8,7 @@ const LEASE = 'request-log-retention';
 
 export interface RequestLogRetentionOptions {
   db: Kysely<Database>;
-  /** Rows older than this many days are deleted; 0 keeps the log forever. */
+  /** Request- and guardrail-log rows older than this many days are deleted; 0 keeps them forever. */
   retentionDays: number;
   /** Several instances share the work through a lease: one prunes at a time. */
   instanceId: string;
@@ -25,19 +25,21 @@ export interface RequestLogRetentionOptions {
 }
 
 export interface RequestLogRetention {
-  /** One round: deletes every row older than the retention, batch by batch; returns how many. */
+  /** One round: deletes every row older than the retention (both logs), batch by batch; returns how many. */
   pruneOnce(): Promise<number>;
   /** Stops the timer, and a round under way after its current batch. */
   stop(): Promise<void>;
 }
 
 /**
- * Keeps the request log to `retentionDays`: without it the embedded file grows by ~0.8 KB a call
- * for ever (1.1 GB after 1.4 million calls), and every index the batched appends write to grows
- * with it. Rows are found through the primary key, which is time-ordered (lib/ids.ts): a round
- * walks the oldest ids and deletes them a few hundred at a time, with a pause between batches, so
- * it never holds the embedded database's event loop for long. `created_at` is checked as well, so
- * a row whose id is not time-ordered (written by an older version) is never deleted early.
+ * Keeps the request log, and the guardrail log beside it, to `retentionDays`: without it the
+ * embedded file grows by ~0.8 KB a call for ever (1.1 GB after 1.4 million calls), and every index
+ * the batched appends write to grows with it. Request-log rows are found through the primary key,
+ * which is time-ordered (lib/ids.ts): a round walks the oldest ids and deletes them a few hundred
+ * at a time, with a pause between batches, so it never holds the embedded database's event loop
+ * for long. `created_at` is checked as well, so a row whose id is not time-ordered (written by an
+ * older version) is never deleted early. Guardrail-log rows are found org by org through their
+ * (org, time) index, which also finds rows an older version wrote with random ids.
  * The spend ledger and its daily rollup are billing records and are never pruned.
  */
 export function startRequestLogRetention(options: RequestLogRetentionOptions): RequestLogRetention {
@@ -49,6 +51,19 @@ export function startRequestLogRetention(options: RequestLogRetentionOptions): R
   let stopping = false;
   let running: Promise<number> | undefined;
 
+  /** Deletes the ids `oldest` selects, `batchRows` at a time, until a batch comes back short. */
+  async function deleteInBatches(table: 'request_log' | 'guardrail_logs', oldest: (limit: number) => SelectQueryBuilder<Database, typeof table, { id: string }>): Promise<number> {
+    let total = 0;
+    while (!stopping) {
+      const result = await db.deleteFrom(table).where('id', 'in', oldest(batchRows)).executeTakeFirst();
+      const deleted = Number(result.numDeletedRows);
+      total += deleted;
+      if (deleted < batchRows) break;
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+    return total;
+  }
+
   async function pruneRound(): Promise<number> {
     if (options.retentionDays <= 0) return 0;
     const time = now();
@@ -56,20 +71,15 @@ export function startRequestLogRetention(options: RequestLogRetentionOptions): R
     if (!(await acquireLease(db, LEASE, options.instanceId, 10 * 60_000, time))) return 0;
     const cutoffMs = time - options.retentionDays * DAY_MS;
     const cutoffId = timeOrderedIdFloor(cutoffMs);
-    let total = 0;
-    while (!stopping) {
-      const oldest = db
-        .selectFrom('request_log')
-        .select('id')
-        .where('id', '<', cutoffId)
-        .where('created_at', '<', cutoffMs)
-        .orderBy('id')
-        .limit(batchRows);
-      const result = await db.deleteFrom('request_log').where('id', 'in', oldest).executeTakeFirst();
-      const deleted = Number(result.numDeletedRows);
-      total += deleted;
-      if (deleted < batchRows) break;
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    let total = await deleteInBatches('request_log', (limit) =>
+      db.selectFrom('request_log').select('id').where('id', '<', cutoffId).where('created_at', '<', cutoffMs).orderBy('id').limit(limit),
+    );
+    const orgs = await db.selectFrom('orgs').select('id').execute();
+    for (const org of orgs) {
+      if (stopping) break;
+      total += await deleteInBatches('guardrail_logs', (limit) =>
+        db.selectFrom('guardrail_logs').select('id').where('org_id', '=', org.id).where('created_at', '<', cutoffMs).limit(limit),
+      );
     }
     if (total > 0) options.onPruned?.(total);
     return total;
