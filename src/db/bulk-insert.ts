@@ -51,7 +51,8 @@ const BUSY_TURN_SHARE = 0.5;
 /** The clock is read every this many rows (reading it costs more than nothing). */
 const ROWS_PER_CLOCK_READ = 4;
 
-export interface InlineBulkInserterOptions {
+/** How the writers that work on the event loop itself (inline SQLite, Postgres encoding) slice a batch. */
+export interface SlicedWriteOptions {
   sliceMs?: number;
   /** Milliseconds, monotonic (tests pass their own). */
   now?: () => number;
@@ -64,7 +65,7 @@ export interface InlineBulkInserterOptions {
  * writer thread only adds a second JavaScript heap, a serialization and thread hand-offs (measured:
  * ~40 µs of CPU per request and ~15 MB of RSS) without adding any parallelism.
  */
-export function createSqliteInlineBulkInserter(connection: SQLite.Database, options: InlineBulkInserterOptions = {}): BulkInserter {
+export function createSqliteInlineBulkInserter(connection: SQLite.Database, options: SlicedWriteOptions = {}): BulkInserter {
   const sliceMs = options.sliceMs ?? INLINE_SLICE_MS;
   const now = options.now ?? (() => performance.now());
   const statements = new Map<string, SQLite.Statement>();
@@ -124,7 +125,7 @@ export function createSqliteInlineBulkInserter(connection: SQLite.Database, opti
  * 0.5–0.8 ms to encode in one go, and the request log's and the ledger's batches fall due on the
  * same tick, so requests arriving then waited over a millisecond.
  */
-export function createPostgresBulkInserter(db: Kysely<Database>, options: InlineBulkInserterOptions = {}): BulkInserter {
+export function createPostgresBulkInserter(db: Kysely<Database>, options: SlicedWriteOptions = {}): BulkInserter {
   const sliceMs = options.sliceMs ?? INLINE_SLICE_MS;
   const now = options.now ?? (() => performance.now());
   return {
