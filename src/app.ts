@@ -57,7 +57,7 @@ import { createSqlVideoStore } from './videos/video-store.js';
 import { createVideoStage } from './videos/video-stage.js';
 import { createLocalVideoJobBackend, createOpenAIVideoJobBackend, type VideoJobBackend } from './videos/video-job-backend.js';
 import { startVideoJobRunner } from './videos/video-job-runner.js';
-import { startRequestLogRetention } from './observability/request-log-retention.js';
+import { startRequestLogRetention, type RequestLogRetention } from './observability/request-log-retention.js';
 import { registerVideoRoutes } from './http/routes/video-routes.js';
 import { newId } from './lib/ids.js';
 import { coalesceTurnWrites } from './lib/redis-turn-writes.js';
@@ -86,6 +86,8 @@ export interface GatewayServices {
   catalog: ModelCatalog;
   router: Router;
   recorder: RequestRecorder;
+  /** Keeps the request and guardrail logs to GW_REQUEST_LOG_RETENTION_DAYS (hourly rounds). */
+  logRetention: RequestLogRetention;
   metering: Metering;
   alerting: Alerting;
   providers: Map<string, Provider>;
@@ -380,7 +382,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   }, 5000);
   lastUsedTimer.unref();
 
-  const services: GatewayServices = { config, database, redis, tenancy, keys, issuer, changes, events, catalog, router, recorder, metering, alerting, providers };
+  const services: GatewayServices = { config, database, redis, tenancy, keys, issuer, changes, events, catalog, router, recorder, logRetention, metering, alerting, providers };
 
   return {
     server,

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { adminRequest, startGateway, type RunningGateway } from '../helpers/start-gateway.js';
+import { timeOrderedIdFloor } from '../../src/lib/ids.js';
 
 describe('request log', () => {
   let running: RunningGateway;
@@ -51,5 +52,57 @@ describe('request log', () => {
     const row = await rowOf(response.headers.get('x-gw-request-id')!);
     assert.equal(row.status, 400);
     assert.equal(row.error_code, 'invalid_request');
+  });
+});
+
+describe('request log retention, as the gateway wires it', () => {
+  let running: RunningGateway;
+  before(async () => {
+    running = await startGateway({ config: { requestLogRetentionDays: 30 } });
+  });
+  after(async () => running?.close());
+
+  test('a round deletes request- and guardrail-log rows older than GW_REQUEST_LOG_RETENTION_DAYS and keeps the calls just made', async () => {
+    const { db } = running.gateway.services.database;
+    const response = await fetch(`${running.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${running.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'local-chat', messages: [{ role: 'user', content: 'kept' }] }),
+    });
+    assert.equal(response.status, 200);
+    const requestId = response.headers.get('x-gw-request-id')!;
+    await running.gateway.services.recorder.flush();
+    const old = Date.now() - 31 * 86_400_000;
+    const recent = await db.selectFrom('request_log').selectAll().where('request_id', '=', requestId).executeTakeFirstOrThrow();
+    // Rows as calls 31 days ago left them: time-ordered ids of that moment.
+    const idFrom = (ms: number, serial: number) => `${timeOrderedIdFloor(ms)}7000-8000-${String(serial).padStart(12, '0')}`;
+    await db
+      .insertInto('request_log')
+      .values({ ...recent, id: idFrom(old, 1), request_id: 'req-from-last-month', created_at: old })
+      .execute();
+    await db
+      .insertInto('guardrail_logs')
+      .values({
+        id: idFrom(old, 2),
+        org_id: running.orgId,
+        guardrail_id: 'g',
+        guardrail_name: 'pii',
+        kind: 'pii',
+        stage: 'pre',
+        action: 'redacted',
+        request_id: 'req-from-last-month',
+        key_id: null,
+        key_alias: null,
+        model: null,
+        finding_types: '[]',
+        reason: null,
+        created_at: old,
+      })
+      .execute();
+    assert.equal(await running.gateway.services.logRetention.pruneOnce(), 2);
+    const left = await db.selectFrom('request_log').select('request_id').execute();
+    assert.ok(left.some((row) => row.request_id === requestId), 'the call just made stays');
+    assert.ok(!left.some((row) => row.request_id === 'req-from-last-month'));
+    assert.equal((await db.selectFrom('guardrail_logs').select('id').execute()).length, 0);
   });
 });
