@@ -29,8 +29,15 @@ const git = (args) => {
     return 'unknown';
   }
 };
-const commit = git(['rev-parse', '--short', 'HEAD']);
-const dirty = git(['status', '--porcelain', '--', 'src']) ? ' (with uncommitted changes in src/)' : '';
+// The commit the run built (bench/run.sh writes it at the start); the tree as it is now otherwise.
+let recorded;
+try {
+  recorded = readFileSync(join(options.results, 'source.txt'), 'utf8').trim().split('\n');
+} catch {
+  recorded = undefined;
+}
+const commit = recorded ? recorded[0] : git(['rev-parse', '--short', 'HEAD']);
+const dirty = (recorded ? recorded[1] === 'dirty' : git(['status', '--porcelain', '--', 'src'])) ? ' (with uncommitted changes in src/)' : '';
 const table = (header, rows) => [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
 
 const lines = [];

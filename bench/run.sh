@@ -27,6 +27,8 @@ export MOCK_PORT=${MOCK_PORT:-18080}
 STAMP=$(date -u +%Y%m%d-%H%M%S)
 RESULTS="$ROOT/bench/results/$STAMP"
 mkdir -p "$RESULTS"
+# The source measured is the one built now; the report names it even if the tree changes during the run.
+{ git rev-parse --short HEAD 2>/dev/null || echo unknown; if [ -n "$(git status --porcelain -- src 2>/dev/null)" ]; then echo dirty; fi; } >"$RESULTS/source.txt"
 log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 
 if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
