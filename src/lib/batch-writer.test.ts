@@ -65,17 +65,23 @@ test('rows added or dropped for overflow while a batch is being written stay in 
   assert.deepEqual(written, [1, 2, 5, 6, 7]);
 });
 
-test('items added while a batch is written wait for the next tick instead of a write of their own; flush() writes them', async () => {
+/** A writer whose first write waits for `release()`; `writes` lists every batch it was given. */
+function writerWithHeldFirstWrite(maxBatch: number) {
   const writes: number[][] = [];
   let release!: () => void;
   const writer = createBatchWriter<number>({
     intervalMs: 60_000,
-    maxBatch: 3,
+    maxBatch,
     async write(items) {
       writes.push(items);
       if (writes.length === 1) await new Promise<void>((resolve) => (release = resolve));
     },
   });
+  return { writer, writes, release: () => release() };
+}
+
+test('items added while a batch is written wait for the next tick instead of a write of their own; flush() writes them', async () => {
+  const { writer, writes, release } = writerWithHeldFirstWrite(3);
   for (let item = 1; item <= 3; item++) writer.add(item); // a full batch: written at once
   writer.add(4); // arrives during the write
   release();
@@ -88,16 +94,7 @@ test('items added while a batch is written wait for the next tick instead of a w
 });
 
 test('a full batch that builds up during a write is written straight after it; flush() during a write also covers later items', async () => {
-  const writes: number[][] = [];
-  let release!: () => void;
-  const writer = createBatchWriter<number>({
-    intervalMs: 60_000,
-    maxBatch: 2,
-    async write(items) {
-      writes.push(items);
-      if (writes.length === 1) await new Promise<void>((resolve) => (release = resolve));
-    },
-  });
+  const { writer, writes, release } = writerWithHeldFirstWrite(2);
   writer.add(1);
   writer.add(2); // starts writing [1, 2]
   const flushed = writer.flush(); // asked for during the write
