@@ -30,10 +30,12 @@ describe('Redis scripts sent in their encoded form', { skip: redisUrl ? false : 
     await redis.connect();
     const script = echo();
     const keys = [`gw-test:${randomUUID()}:é✓`, 'gw-test:🙂'];
-    const args = ['', 'line\r\nbreak', 42, 0.5];
+    // Lengths at digit boundaries (10 and 100 bytes) as well: a wrong length prefix breaks the protocol.
+    const args = ['', 'line\r\nbreak', 42, 0.5, 'x'.repeat(10), 'y'.repeat(100)];
+    const echoed = [2, keys[0], keys[1], '', 'line\r\nbreak', '42', '0.5', 'x'.repeat(10), 'y'.repeat(100)];
     // First run: the server does not know the script (NOSCRIPT), so its body is sent; then by SHA.
-    assert.deepEqual(await script.run(redis, keys, args), [2, keys[0], keys[1], '', 'line\r\nbreak', '42', '0.5']);
-    assert.deepEqual(await script.run(redis, keys, args), [2, keys[0], keys[1], '', 'line\r\nbreak', '42', '0.5']);
+    assert.deepEqual(await script.run(redis, keys, args), echoed);
+    assert.deepEqual(await script.run(redis, keys, args), echoed);
     // Several in one turn (one corked write) answer each its own.
     const many = await Promise.all(Array.from({ length: 50 }, (_, index) => script.run(redis, [`k${index}`], [String(index)])));
     many.forEach((reply, index) => assert.deepEqual(reply, [1, `k${index}`, String(index)]));
