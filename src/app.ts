@@ -21,6 +21,7 @@ import { registerDashboardUsageRoutes } from './http/routes/dashboard-usage-rout
 import { registerDashboardPromptRoutes } from './http/routes/dashboard-prompt-routes.js';
 import { buildServer } from './http/build-server.js';
 import { registerInferenceRoutes } from './http/routes/inference-routes.js';
+import { serveJsonRoutesDirectly } from './http/direct-json-routes.js';
 import { registerModelRoutes } from './http/routes/model-routes.js';
 import { registerSystemRoutes } from './http/routes/system-routes.js';
 import { registerTenancyAdminRoutes } from './http/routes/tenancy-admin-routes.js';
@@ -328,11 +329,12 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   let shuttingDown = false;
   const inflight = { add: () => void inflightCount++, done: () => void inflightCount-- };
 
-  registerInferenceRoutes(
+  const jsonHandlers = registerInferenceRoutes(
     server,
     { keys, models, recorder, inflight, logMessageContents: config.logMessageContents },
     { pipelines, defaultModels: { moderation: firstModelFor('moderation'), image_edit: firstModelFor('image_edit') } },
   );
+  serveJsonRoutesDirectly(server.server, { handlers: jsonHandlers, bodyLimitBytes: config.bodyLimitBytes, logger, isClosing: () => shuttingDown });
   registerModelRoutes(server, { keys, catalog, changes });
   const orgExists = async (orgId: string) => (await tenancy.getOrganization(orgId)) !== undefined;
   registerCreditRoutes(server, { auth: managementAuth, credits: metering.credits, ledger: metering.ledger, orgExists });

@@ -1,7 +1,7 @@
-import type { FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
 
 /** `Authorization: Bearer <token>`, scheme matched case-insensitively (RFC 9110 §11.1). */
-export function bearerToken(request: FastifyRequest): string | undefined {
+export function bearerToken(request: { readonly headers: IncomingHttpHeaders }): string | undefined {
   const header = request.headers.authorization;
   if (!header) return undefined;
   const space = header.indexOf(' ');

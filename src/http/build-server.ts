@@ -4,6 +4,7 @@ import swagger from '@fastify/swagger';
 import { GatewayError, toOpenAIErrorBody } from '../errors/gateway-error.js';
 import { newRequestId } from '../lib/ids.js';
 import { installErrorHandler } from './error-handler.js';
+import { parseJsonBody } from './json-body.js';
 import { multipartLimits, PendingMultipart } from './multipart-body.js';
 
 export interface ServerOptions {
@@ -64,13 +65,10 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   // `application/json; charset=utf-8` is JSON too; anything else on a JSON route is a 400 (not 415).
   app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    if (body === '') return done(new GatewayError('invalid_request', 'The request body is empty; send a JSON object.'), undefined);
     try {
-      const text = body as string;
-      // The reviver costs time; only bodies that mention __proto__ pay it.
-      done(null, text.includes('"__proto__"') ? JSON.parse(text, rejectPrototypeKeys) : JSON.parse(text));
+      done(null, parseJsonBody(body as string));
     } catch (error) {
-      done(error instanceof GatewayError ? error : new GatewayError('invalid_request', 'The request body is not valid JSON.'), undefined);
+      done(error as GatewayError, undefined);
     }
   });
 
@@ -106,10 +104,4 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     reply.code(error.status).send(toOpenAIErrorBody(error));
   });
   return app;
-}
-
-/** JSON.parse reviver: drops keys that could pollute prototypes if a body were ever merged into an object. */
-function rejectPrototypeKeys(key: string, value: unknown): unknown {
-  if (key === '__proto__') return undefined;
-  return value;
 }

@@ -1,4 +1,5 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { KeyAuthenticator } from '../keys/key-authenticator.js';
@@ -19,7 +20,7 @@ export interface InferenceRouteOptions {
   schema: z.ZodType;
   pipeline: Next;
   /** Reads the files and fields of a multipart request. */
-  readMultipart?: (request: FastifyRequest) => Promise<{ fields: Record<string, unknown>; files: Record<string, UploadedFile> }>;
+  readMultipart?: (request: InferenceRequest) => Promise<{ fields: Record<string, unknown>; files: Record<string, UploadedFile> }>;
   /** Model used when the request names none (moderations, image edits). */
   defaultModel?: () => string | undefined;
   /** Add x-gw-org-id and x-gw-key-alias (the spec lists them on chat completions). */
@@ -37,13 +38,37 @@ export interface InferenceDependencies {
 }
 
 /**
+ * What the handler reads of a request. Fastify's request has it, and so does the one the direct
+ * JSON routes make (direct-json-routes.ts).
+ */
+export interface InferenceRequest {
+  readonly id: string;
+  readonly body: unknown;
+  readonly headers: IncomingHttpHeaders;
+}
+
+/** What the handler does with its answer: the part of Fastify's reply it uses, which the direct JSON routes implement too. */
+export interface InferenceReply {
+  readonly raw: ServerResponse;
+  readonly log: FastifyBaseLogger;
+  /** The handler writes to `raw` itself from here on (streams). */
+  hijack(): void;
+  header(name: string, value: string): unknown;
+  headers(values: Record<string, string>): unknown;
+  /** A Buffer as it is (content-type set before), anything else as JSON. */
+  send(payload: unknown): unknown;
+}
+
+export type InferenceHandler = (request: InferenceRequest, reply: InferenceReply) => Promise<void>;
+
+/**
  * The HTTP edge of every inference endpoint: authenticate, validate, check model access, run the
  * operation's pipeline, write the outcome (JSON, binary or SSE), and record the request.
  */
-export function createInferenceHandler(options: InferenceRouteOptions, dependencies: InferenceDependencies) {
+export function createInferenceHandler(options: InferenceRouteOptions, dependencies: InferenceDependencies): InferenceHandler {
   const { operation, schema, pipeline } = options;
 
-  return async function handleInference(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  return async function handleInference(request, reply) {
     const startedAt = performance.now();
     let record: CallRecord = { headers: {} };
     let auth: AuthContext | undefined;
@@ -165,21 +190,23 @@ function latencyHeader(startedAt: number): string {
   return (performance.now() - startedAt).toFixed(2);
 }
 
-function sendOutcome(reply: FastifyReply, record: CallRecord, outcome: Exclude<Outcome, { kind: 'stream' }>, startedAt: number): void {
+function sendOutcome(reply: InferenceReply, record: CallRecord, outcome: Exclude<Outcome, { kind: 'stream' }>, startedAt: number): void {
   reply.headers(record.headers);
   reply.header('x-gw-latency-ms', latencyHeader(startedAt));
   if (outcome.kind === 'binary') {
-    reply.header('content-type', outcome.contentType).send(Buffer.from(outcome.bytes));
+    reply.header('content-type', outcome.contentType);
+    reply.send(Buffer.from(outcome.bytes));
     return;
   }
   if (outcome.raw) {
-    reply.header('content-type', outcome.contentType ?? 'application/json').send(outcome.raw);
+    reply.header('content-type', outcome.contentType ?? 'application/json');
+    reply.send(outcome.raw);
     return;
   }
   reply.send(outcome.body);
 }
 
-async function sendStream(reply: FastifyReply, call: GatewayCall, outcome: Extract<Outcome, { kind: 'stream' }>, startedAt: number): Promise<void> {
+async function sendStream(reply: InferenceReply, call: GatewayCall, outcome: Extract<Outcome, { kind: 'stream' }>, startedAt: number): Promise<void> {
   reply.hijack();
   const headers: Record<string, string> = {
     ...call.record.headers,

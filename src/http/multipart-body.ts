@@ -1,5 +1,4 @@
 import type { Readable } from 'node:stream';
-import type { FastifyRequest } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { UploadedFile } from '../pipeline/stage.js';
 
@@ -45,7 +44,7 @@ let busboyModule: Promise<{ Busboy: BusboyConstructor }> | undefined;
  * Reads a multipart/form-data body fully (files are small enough for memory within the documented
  * GW_FILE_LIMIT_BYTES). Past a limit the client gets 413, and a malformed body 400.
  */
-export async function readMultipartBody(request: FastifyRequest): Promise<MultipartBody> {
+export async function readMultipartBody(request: { readonly body: unknown }): Promise<MultipartBody> {
   const pending = request.body;
   if (!(pending instanceof PendingMultipart)) {
     throw new GatewayError('invalid_request', 'This endpoint takes multipart/form-data.');

@@ -1,5 +1,5 @@
 import type {} from '@fastify/swagger';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { chatRequestSchema } from '../../protocol/chat.js';
@@ -14,7 +14,7 @@ import { ocrRequestSchema } from '../../protocol/ocr.js';
 import { rerankRequestSchema } from '../../protocol/rerank.js';
 import { videoRequestSchema } from '../../protocol/videos.js';
 import type { Next } from '../../pipeline/stage.js';
-import { createInferenceHandler, type InferenceDependencies } from '../inference-handler.js';
+import { createInferenceHandler, type InferenceDependencies, type InferenceHandler, type InferenceRequest } from '../inference-handler.js';
 import { detectImageType, readMultipartBody } from '../multipart-body.js';
 import { openApiSchema } from '../openapi-schema.js';
 
@@ -44,7 +44,7 @@ const TAGS: Record<Operation, string> = {
   ocr: 'Utility',
 };
 
-async function readImageEdit(request: FastifyRequest) {
+async function readImageEdit(request: InferenceRequest) {
   const { fields, files } = await readMultipartBody(request);
   if (!files.image) throw new GatewayError('invalid_request', "Missing required parameter: 'image' (a PNG, JPEG or WebP file).", { param: 'image' });
   for (const name of ['image', 'mask'] as const) {
@@ -56,7 +56,7 @@ async function readImageEdit(request: FastifyRequest) {
   return { fields, files };
 }
 
-async function readTranscription(request: FastifyRequest) {
+async function readTranscription(request: InferenceRequest) {
   const { fields, files } = await readMultipartBody(request);
   if (!files.file) throw new GatewayError('invalid_request', "Missing required parameter: 'file' (the audio to transcribe).", { param: 'file' });
   if (files.file.bytes.length === 0) throw new GatewayError('invalid_request', 'The uploaded audio file is empty.', { param: 'file' });
@@ -69,8 +69,16 @@ export interface InferenceRoutesOptions {
   defaultModels: Partial<Record<Operation, () => string | undefined>>;
 }
 
-/** Registers POST routes for every inference operation of the spec's endpoint table. */
-export function registerInferenceRoutes(app: FastifyInstance, dependencies: InferenceDependencies, options: InferenceRoutesOptions): void {
+/**
+ * Registers POST routes for every inference operation of the spec's endpoint table. Returns the
+ * handlers of the JSON ones by path, for the direct JSON routes (direct-json-routes.ts).
+ */
+export function registerInferenceRoutes(
+  app: FastifyInstance,
+  dependencies: InferenceDependencies,
+  options: InferenceRoutesOptions,
+): Map<string, InferenceHandler> {
+  const jsonHandlers = new Map<string, InferenceHandler>();
   for (const operation of Object.keys(OPERATION_PATHS) as Operation[]) {
     const multipart = operation === 'image_edit' ? readImageEdit : operation === 'transcription' ? readTranscription : undefined;
     const schema = JSON_SCHEMAS[operation] ?? (operation === 'image_edit' ? imageEditFieldsSchema : transcriptionFieldsSchema);
@@ -94,5 +102,7 @@ export function registerInferenceRoutes(app: FastifyInstance, dependencies: Infe
       },
       handler,
     });
+    if (!multipart) jsonHandlers.set(OPERATION_PATHS[operation], handler);
   }
+  return jsonHandlers;
 }
