@@ -24,8 +24,8 @@ type RequestListener = (request: IncomingMessage, response: ServerResponse) => v
  * content types, query strings, the management API, the dashboard, unknown paths, shutdown.
  *
  * Why: Fastify's work per request (its request and reply objects, hook runner, router, content-type
- * parser and body reader, serializer) was about a quarter of gw's CPU per call and ~0.1 ms of its
- * added latency at 500 req/s (docs/pipeline.md, "Two ways into the HTTP edge"). What Fastify does
+ * parser and body reader, serializer) was about an eighth of the gateway's CPU per call
+ * (docs/pipeline.md, "Two ways into the HTTP edge", has the measurement). What Fastify does
  * for these routes is done here the same way, and the e2e tests run every inference call through
  * this path: the request id and latency headers, the body limit (413, connection closed), an empty
  * or invalid body (400), the error body and its logging (error-handler.ts).
