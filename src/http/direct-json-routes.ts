@@ -145,9 +145,10 @@ class DirectReply implements InferenceReply {
   }
 
   send(payload: unknown): void {
-    const body = Buffer.isBuffer(payload) ? payload : JSON.stringify(payload);
-    this.pending['content-type'] ??= Buffer.isBuffer(body) ? 'application/octet-stream' : 'application/json; charset=utf-8';
-    this.pending['content-length'] = Buffer.isBuffer(body) ? body.length : Buffer.byteLength(body);
+    const bytes = Buffer.isBuffer(payload);
+    const body = bytes ? payload : JSON.stringify(payload);
+    this.pending['content-type'] ??= bytes ? 'application/octet-stream' : 'application/json; charset=utf-8';
+    this.pending['content-length'] = Buffer.byteLength(body);
     this.pending['x-gw-latency-ms'] ??= (performance.now() - this.startedAt).toFixed(2);
     this.raw.writeHead(this.statusCode, this.pending);
     this.raw.end(body);
