@@ -18,6 +18,11 @@ export interface InferenceRouteOptions {
   operation: Operation;
   /** Validates the JSON body, or the text fields of a multipart body. */
   schema: z.ZodType;
+  /**
+   * A cheaper check that may only accept bodies `schema` accepts unchanged (protocol/chat-quick-check.ts);
+   * a JSON body it accepts is used as sent, anything else goes through `schema`.
+   */
+  quickCheck?: (body: unknown) => boolean;
   pipeline: Next;
   /** Reads the files and fields of a multipart request. */
   readMultipart?: (request: InferenceRequest) => Promise<{ fields: Record<string, unknown>; files: Record<string, UploadedFile> }>;
@@ -97,6 +102,8 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
         const multipart = await options.readMultipart(request);
         body = validateBody(schema, multipart.fields) as Record<string, unknown>;
         files = multipart.files;
+      } else if (options.quickCheck?.(request.body)) {
+        body = request.body as Record<string, unknown>;
       } else {
         body = validateBody(schema, request.body) as Record<string, unknown>;
       }

@@ -34,6 +34,12 @@ export interface HitResult {
 export interface CounterStore {
   /** Checks every limit and, only if all allow it, counts the call in all of them (atomic). */
   hit(limits: readonly WindowLimit[], now: number): Promise<HitResult>;
+  /**
+   * The same as `hit`, answered at once, by a store that holds its counters in this process.
+   * Lets the rate-limit stage decide on the spot instead of through a promise joined to the
+   * call's admission (rate-limit-stage.ts).
+   */
+  hitNow?(limits: readonly WindowLimit[], now: number): HitResult;
   /** Corrects a count made at `atMs` by `delta` (actual − estimate); ignored once that window has passed. */
   adjust(key: string, windowMs: number, atMs: number, delta: number): Promise<void>;
   close(): Promise<void>;

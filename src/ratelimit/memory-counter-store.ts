@@ -1,4 +1,4 @@
-import { fits, windowState, type CounterStore, type HitResult, type WindowState } from './counter-store.js';
+import { fits, windowState, type CounterStore, type HitResult, type WindowLimit, type WindowState } from './counter-store.js';
 
 interface Counter {
   window: number;
@@ -33,30 +33,33 @@ export function createMemoryCounterStore(options: { sweepIntervalMs?: number; no
       : undefined;
   timer?.unref();
 
+  function hitNow(limits: readonly WindowLimit[], time: number): HitResult {
+    let blockedIndex = -1;
+    const entries: Counter[] = new Array(limits.length);
+    for (let index = 0; index < limits.length; index++) {
+      const limit = limits[index];
+      const window = Math.floor(time / limit.windowMs);
+      let counter = counters.get(limit.key);
+      if (!counter) {
+        counter = { window, current: 0, previous: 0, windowMs: limit.windowMs };
+        counters.set(limit.key, counter);
+      } else roll(counter, window);
+      entries[index] = counter;
+      if (blockedIndex < 0 && !fits(limit, time, counter.current, counter.previous)) blockedIndex = index;
+    }
+    const allowed = blockedIndex < 0;
+    const states: WindowState[] = new Array(limits.length);
+    for (let index = 0; index < limits.length; index++) {
+      const counter = entries[index];
+      if (allowed) counter.current += limits[index].amount;
+      states[index] = windowState(limits[index], time, counter.current, counter.previous, allowed);
+    }
+    return { allowed, blockedIndex, states };
+  }
+
   return {
-    async hit(limits, time): Promise<HitResult> {
-      let blockedIndex = -1;
-      const entries: Counter[] = new Array(limits.length);
-      for (let index = 0; index < limits.length; index++) {
-        const limit = limits[index];
-        const window = Math.floor(time / limit.windowMs);
-        let counter = counters.get(limit.key);
-        if (!counter) {
-          counter = { window, current: 0, previous: 0, windowMs: limit.windowMs };
-          counters.set(limit.key, counter);
-        } else roll(counter, window);
-        entries[index] = counter;
-        if (blockedIndex < 0 && !fits(limit, time, counter.current, counter.previous)) blockedIndex = index;
-      }
-      const allowed = blockedIndex < 0;
-      const states: WindowState[] = new Array(limits.length);
-      for (let index = 0; index < limits.length; index++) {
-        const counter = entries[index];
-        if (allowed) counter.current += limits[index].amount;
-        states[index] = windowState(limits[index], time, counter.current, counter.previous, allowed);
-      }
-      return { allowed, blockedIndex, states };
-    },
+    hitNow,
+    hit: async (limits, time) => hitNow(limits, time),
     async adjust(key, windowMs, atMs, delta) {
       const counter = counters.get(key);
       if (!counter || delta === 0) return;

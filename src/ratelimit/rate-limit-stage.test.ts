@@ -106,3 +106,38 @@ test('rate limit: with the in-memory store the second call over an RPM of 1 is r
   await assert.rejects(pipeline(limited()), (error: GatewayError) => error.status === 429);
   assert.equal(reached(), 1);
 });
+
+test('rate limit: in-process counters decide on the spot: a refusal stops the call before any later stage runs', async () => {
+  const store = createMemoryCounterStore({ sweepIntervalMs: 0 });
+  const { pipeline, seen, reached } = pipelineWith(store);
+  const limited = () => {
+    const call = chat();
+    (call.auth.key as { limits: Record<string, number> }).limits = { rpm: 1 };
+    return call;
+  };
+  const allowed = limited();
+  await pipeline(allowed);
+  assert.equal(allowed.record.headers['x-ratelimit-remaining-requests'], '0');
+  assert.equal(allowed.admission, undefined, 'no admission promise was joined to the call');
+  await assert.rejects(pipeline(limited()), (error: GatewayError) => error.status === 429 && error.headers?.['retry-after'] !== undefined);
+  assert.deepEqual(seen, ['downstream stage ran'], 'the refused call never reached the next stage');
+  assert.equal(reached(), 1);
+});
+
+test('rate limit: behind an earlier check still pending, in-process counters answer through the admission, so the earlier refusal wins', async () => {
+  const store = createMemoryCounterStore({ sweepIntervalMs: 0 });
+  const { pipeline, reached } = pipelineWith(store);
+  const call = chat();
+  (call.auth.key as { limits: Record<string, number> }).limits = { rpm: 1 };
+  await pipeline(call);
+  let refuseEarlier!: (error: Error) => void;
+  const earlier = new Promise<void>((_, reject) => (refuseEarlier = reject));
+  earlier.catch(() => {});
+  const second = chat();
+  (second.auth.key as { limits: Record<string, number> }).limits = { rpm: 1 };
+  const running = pipeline({ ...second, admission: earlier });
+  await nextTurn();
+  refuseEarlier(new Error('stale key'));
+  await assert.rejects(running, /stale key/, 'the earlier check’s refusal, not the 429');
+  assert.equal(reached(), 1);
+});

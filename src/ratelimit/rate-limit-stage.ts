@@ -105,16 +105,25 @@ export function createRateLimitStage(options: RateLimitStageOptions): Stage {
       const windows = windowsFor(keyId, limits.key, estimate);
       if (limits.user && call.user) windows.push(...windowsFor(`${keyId}:u:${encodeURIComponent(call.user)}`, limits.user, estimate));
       const admittedAt = now();
-      // Not awaited here: the verdict joins the call's admission, so the meter's credit hold is
-      // sent alongside instead of one round trip later (pipeline/admission.ts).
-      const verdict = store.hit(windows, admittedAt).then(
-        (result) => admit(call, result, estimate),
-        (error: unknown) => {
-          // A store failure lets the call through: credits still guard the money.
-          report(error);
-        },
-      );
-      const outcome: Outcome = await next(withAdmissionCheck(call, verdict));
+      let outcome: Outcome;
+      if (store.hitNow !== undefined && call.admission === undefined) {
+        // In-process counters with no earlier check pending: decided on the spot, which saves a
+        // promise and a copy of the call (measurable on a CPU that idled between calls).
+        admit(call, store.hitNow(windows, admittedAt), estimate);
+        outcome = await next(call);
+      } else {
+        // Not awaited here: the verdict joins the call's admission, so the meter's credit hold is
+        // sent alongside instead of one round trip later (pipeline/admission.ts). Behind an earlier
+        // check still pending, a refusal waits for it, whose refusal wins.
+        const verdict = store.hit(windows, admittedAt).then(
+          (result) => admit(call, result, estimate),
+          (error: unknown) => {
+            // A store failure lets the call through: credits still guard the money.
+            report(error);
+          },
+        );
+        outcome = await next(withAdmissionCheck(call, verdict));
+      }
       if (outcome.kind !== 'stream') {
         correct(call, outcome.usage ?? call.record.usage, windows, admittedAt, estimate);
         return outcome;

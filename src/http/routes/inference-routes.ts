@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { chatRequestSchema } from '../../protocol/chat.js';
+import { isCommonChatRequest } from '../../protocol/chat-quick-check.js';
 import { completionRequestSchema } from '../../protocol/completions.js';
 import { embeddingRequestSchema } from '../../protocol/embeddings.js';
 import { OPERATION_PATHS, type Operation } from '../../protocol/endpoints.js';
@@ -28,6 +29,11 @@ const JSON_SCHEMAS: Partial<Record<Operation, z.ZodType>> = {
   moderation: moderationRequestSchema,
   rerank: rerankRequestSchema,
   ocr: ocrRequestSchema,
+};
+
+/** Hand-written checks for the commonest bodies, ahead of the schema (inference-handler.ts, `quickCheck`). */
+const QUICK_CHECKS: Partial<Record<Operation, (body: unknown) => boolean>> = {
+  chat: isCommonChatRequest,
 };
 
 const TAGS: Record<Operation, string> = {
@@ -86,6 +92,7 @@ export function registerInferenceRoutes(
       {
         operation,
         schema,
+        quickCheck: QUICK_CHECKS[operation],
         pipeline: options.pipelines[operation],
         readMultipart: multipart,
         defaultModel: options.defaultModels[operation],
