@@ -203,7 +203,9 @@ export function createRouter(dependencies: RouterDependencies): Router {
     const model = dependencies.catalog.get(call.model);
     if (!model) throw new GatewayError('model_not_found', `The model ${call.model} does not exist.`, { param: 'model' });
     const progress: RouteProgress = { attempts: 0, startedAt: clock.now(), requestedModel: model.id };
-    const forwarded: GatewayCall = { ...call, request: withoutGwExtras(call.request) };
+    const request = withoutGwExtras(call.request);
+    // Most calls carry no gw_* field: the call goes on as it is, without a copy.
+    const forwarded: GatewayCall = request === call.request ? call : { ...call, request };
     let failure: GatewayError;
     try {
       return await tryModel(model, forwarded, progress);
