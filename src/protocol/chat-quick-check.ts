@@ -38,7 +38,7 @@ type ValueCheck = (value: unknown) => boolean;
 
 const REQUEST_FIELDS: ReadonlySet<string> = new Set(Object.keys(chatRequestSchema.shape));
 const MESSAGE_FIELDS: ReadonlySet<string> = new Set(Object.keys(messageSchema.shape));
-const ROLES: ReadonlySet<unknown> = new Set(['system', 'user', 'assistant', 'tool', 'developer', 'function']);
+const ROLES: ReadonlySet<unknown> = new Set(messageSchema.shape.role.options);
 
 const numberWithin = (min: number, max: number): ValueCheck => (value) =>
   value === null || (typeof value === 'number' && value >= min && value <= max);
