@@ -75,6 +75,35 @@ describe('Redis: the commands of one event-loop turn leave in one write', { skip
     await redis.del(key);
   });
 
+  test('in one pass of the event loop, the first turn writes at once and the turns after it leave together', async () => {
+    const redis = await connect(true);
+    const writes = countWrites(redis);
+    const key = `gw-test:${randomUUID()}`;
+    const writesSeen: number[] = [];
+    // Timers due together run in one pass, each callback a turn of its own, as ready sockets do.
+    const answers = await new Promise<unknown[]>((resolve, reject) => {
+      const pending: Promise<unknown>[] = [];
+      for (let index = 0; index < 3; index++) {
+        setTimeout(() => {
+          writesSeen.push(writes());
+          pending.push(redis.incr(key));
+          if (pending.length === 3) Promise.all(pending).then(resolve, reject);
+        }, 5);
+      }
+    });
+    assert.deepEqual(answers, [1, 2, 3]);
+    // The first turn's command was written before the second turn ran; the other two waited.
+    assert.deepEqual(writesSeen, [0, 1, 1]);
+    assert.equal(writes(), 2);
+    // The next pass starts afresh: its lone command is written at the end of its turn.
+    const lone = redis.incr(key);
+    await new Promise<void>((resolve) => process.nextTick(resolve));
+    assert.equal(writes(), 3);
+    assert.equal(await lone, 4);
+    assert.equal(redis.stream.writableCorked, 0);
+    await redis.del(key);
+  });
+
   test('an unhurried command waits for the next urgent write, leaves with it, and runs first', async () => {
     // A window far longer than the test: only the urgent command can send it.
     const redis = await connect(true, { unhurriedWindowMs: 60_000 });
