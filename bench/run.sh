@@ -50,7 +50,7 @@ source "$RESULTS/gw.env"
 
 {
   echo "# $(date -u +%FT%TZ) in $ROOT"
-  echo "BENCH_QUICK=${BENCH_QUICK:-0} REPEATS=${REPEATS:-3} BENCH_REPEATS=${BENCH_REPEATS:-${REPEATS:-3}} DUR=${DUR:-8} STREAM_DUR=${STREAM_DUR:-6} BENCH_MODES=\"${BENCH_MODES:-sqlite postgres}\" BENCH_PROFILE=${BENCH_PROFILE:-0} npm run bench"
+  echo "BENCH_QUICK=${BENCH_QUICK:-0} REPEATS=${REPEATS:-3} BENCH_REPEATS=${BENCH_REPEATS:-${REPEATS:-3}} DUR=${DUR:-8} STREAM_DUR=${STREAM_DUR:-6} BENCH_MODES=\"${BENCH_MODES:-sqlite postgres}\" BENCH_PROFILE=${BENCH_PROFILE:-0} BENCH_SOAK_S=${BENCH_SOAK_S:-0} npm run bench"
   echo "node bench/prepare.mjs --results bench/results/$STAMP --upstream http://127.0.0.1:$MOCK_PORT/v1 --root ."
   echo "GW_NAME=gw GW_CMD='exec bin/gw-server' GW_HEADERS='Authorization: Bearer <bench key>' bash ../shared/peerbench/run.sh"
   echo "node bench/run-scenarios.mjs --results bench/results/$STAMP --peer ../shared/peerbench --root ."
