@@ -10,9 +10,19 @@ export function validateBody<Schema extends z.ZodType>(schema: Schema, body: unk
   if (result.success) return result.data;
   const issue = result.error.issues[0];
   const path = issue.path.map(String).join('.');
-  const missing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;
+  // zod leaves `issue.input` out unless asked to report inputs, so the body itself says whether the field was sent.
+  const missing = issue.code === 'invalid_type' && valueAt(body, issue.path) === undefined;
   const message = missing
     ? `Missing required parameter: '${path}'.`
     : `Invalid value for '${path || 'body'}': ${issue.message}.`;
   throw new GatewayError('invalid_request', message, { param: path || undefined });
+}
+
+function valueAt(body: object, path: readonly PropertyKey[]): unknown {
+  let value: unknown = body;
+  for (const key of path) {
+    if (typeof value !== 'object' || value === null) return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
 }
