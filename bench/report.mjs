@@ -144,7 +144,7 @@ for (const [name, mode] of Object.entries(scenarios?.modes ?? {})) {
   lines.push('');
 }
 if (!scenarios) lines.push('The scenarios did not produce results in this run.\n');
-if (scenarios) lines.push(`Settings: ${scenarios.settings.repeats} rounds, ${scenarios.settings.durationS} s per measurement (streams ${scenarios.settings.streamDurationS} s, ${scenarios.settings.streamConcurrency} concurrent), medians; added = gw − direct within the round. Postgres mode uses a fresh schema and Redis db 15 (flushed).\n`);
+if (scenarios) lines.push(`Settings: ${scenarios.settings.repeats} rounds, ${scenarios.settings.durationS} s per measurement (streams ${scenarios.settings.streamDurationS} s, ${scenarios.settings.streamConcurrency} concurrent), medians; added = gw − direct within the round. Postgres mode uses a fresh schema and Redis db 15 (flushed). Both modes' gateways run side by side and their measurements alternate group by group (the mode measured first alternates by round); the Postgres + Redis throughput and CPU ratios are medians of the rounds' paired ratios.\n`);
 
 if (profile) {
   lines.push('## Profile of the request path');

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Extra scenarios against the direct call, in both storage modes: non-stream chat at 500 and
 // 2000 req/s, max throughput, embeddings, a cache hit, a guardrail, streams; peak RSS.
-// Pinned like peerbench: gateway on GW_CPUS, mock + load on LOAD_CPUS. Every process started
-// here is stopped by its PID on exit. Reads state.json written by prepare.mjs.
+// Pinned like peerbench: gateways on GW_CPUS, mock + load on LOAD_CPUS. Both modes' gateways are
+// up at once (on BENCH_GW_PORT and BENCH_GW_PG_PORT) and their measurements alternate group by
+// group, so the two modes are compared on the same minutes of a host whose speed drifts. Every
+// process started here is stopped by its PID on exit. Reads state.json written by prepare.mjs.
 //
 //   node bench/run-scenarios.mjs --results DIR --peer PEERBENCH_DIR --root REPO
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -31,6 +33,7 @@ const settings = {
   pin: (environment.PIN ?? '1') === '1',
   mockPort: number('MOCK_PORT', 18080),
   gwPort: number('BENCH_GW_PORT', 18991),
+  postgresGwPort: number('BENCH_GW_PG_PORT', 18993),
   floorPort: number('BENCH_FLOOR_PORT', 18992),
   mockChunks: number('MOCK_CHUNKS', 20),
   mockChunkDelayMs: number('MOCK_CHUNK_DELAY_MS', 10),
@@ -59,12 +62,12 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
-async function startGateway(mode) {
-  if (await portOpen(settings.gwPort)) throw new Error(`port ${settings.gwPort} is in use (set BENCH_GW_PORT)`);
-  const env = gatewayEnvironment({ ...mode, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: settings.gwPort });
+async function startGateway(mode, port) {
+  if (await portOpen(port)) throw new Error(`port ${port} is in use (set BENCH_GW_PORT / BENCH_GW_PG_PORT)`);
+  const env = gatewayEnvironment({ ...mode, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port });
   const handle = startProcess({ command: join(root, 'bin/gw-server'), args: [], cwd: root, env, cpus: cpus(settings.gwCpus), logFile: join(resultsDir, `gw-${mode.name}.log`) });
   started.push(handle);
-  await waitForListening(handle, { port: settings.gwPort });
+  await waitForListening(handle, { port });
   return handle;
 }
 
@@ -86,54 +89,77 @@ async function warmUp(groups, gatewayPid) {
   }
 }
 
-async function runMode(mode) {
-  const gateway = await startGateway(mode);
+/** Starts a mode's gateway (and, in embedded mode, the bare Node proxy), probes its features and warms it up. */
+async function openMode(mode, port) {
+  const gateway = await startGateway(mode, port);
   const gatewayPid = gateway.pid;
   const floor = mode.name === 'sqlite' ? await startFloor() : null;
-  const pidOf = (name) => (name === 'direct' ? undefined : name === 'node-floor' ? floor?.pid : gatewayPid);
   const notes = [...(mode.notes ?? [])];
-  const bodies = writeVariantBodies({ peerDir, resultsDir, guardrailId: mode.guardrailId });
+  const bodies = writeVariantBodies({ peerDir, resultsDir, guardrailId: mode.guardrailId, mode: mode.name });
   const probes = { cache: false, guardrail: false };
   // Probes: a feature scenario runs only when the feature answers as documented.
-  const chatProbe = await probe(settings.gwPort, mode.apiKey, join(peerDir, 'bodies', 'chat.json'));
+  const chatProbe = await probe(port, mode.apiKey, join(peerDir, 'bodies', 'chat.json'));
   if (chatProbe.status !== 200 || !chatProbe.marker) throw new Error(`${mode.name}: the gateway does not return the mock's answer: HTTP ${chatProbe.status} ${chatProbe.text}`);
-  await probe(settings.gwPort, mode.apiKey, bodies.cacheBody);
-  const cacheProbe = await probe(settings.gwPort, mode.apiKey, bodies.cacheBody);
+  await probe(port, mode.apiKey, bodies.cacheBody);
+  const cacheProbe = await probe(port, mode.apiKey, bodies.cacheBody);
   probes.cache = cacheProbe.status === 200 && cacheProbe.headers['x-gw-cache'] === 'hit';
   if (!probes.cache) notes.push(`cache-hit scenario skipped: a repeated request with gw_cache=true answered HTTP ${cacheProbe.status}, x-gw-cache=${cacheProbe.headers['x-gw-cache'] ?? '(absent)'}`);
   if (bodies.guardrailBody) {
-    const guardrailProbe = await probe(settings.gwPort, mode.apiKey, bodies.guardrailBody);
+    const guardrailProbe = await probe(port, mode.apiKey, bodies.guardrailBody);
     probes.guardrail = guardrailProbe.status === 200 && (guardrailProbe.headers['x-gw-guardrails-applied'] ?? '').includes('bench-pii');
     if (!probes.guardrail) notes.push(`guardrail scenario skipped: probe answered HTTP ${guardrailProbe.status}, x-gw-guardrails-applied=${guardrailProbe.headers['x-gw-guardrails-applied'] ?? '(absent)'}`);
   }
   const groups = scenarioGroups({
-    mode: mode.name, peerDir, benchDir, mockPort: settings.mockPort, gwPort: settings.gwPort, apiKey: mode.apiKey, bodies, probes,
+    mode: mode.name, peerDir, benchDir, mockPort: settings.mockPort, gwPort: port, apiKey: mode.apiKey, bodies, probes,
     streamConcurrency: settings.streamConcurrency, minEvents: settings.mockChunks + 2, floorPort: floor ? settings.floorPort : undefined,
   });
-  log(`${mode.name}: gateway pid ${gatewayPid} ready; probes ${JSON.stringify(probes)}; warming up`);
+  log(`${mode.name}: gateway pid ${gatewayPid} on port ${port} ready; probes ${JSON.stringify(probes)}; warming up`);
   await warmUp(groups, gatewayPid);
-  const rssIdleKb = memoryKb(gatewayPid, 'VmRSS');
-  const records = [];
+  const pidOf = (name) => (name === 'direct' ? undefined : name === 'node-floor' ? floor?.pid : gatewayPid);
+  return { mode, gateway, floor, pidOf, notes, probes, groups, rssIdleKb: memoryKb(gatewayPid, 'VmRSS'), records: [] };
+}
+
+/** One group of one mode in one round: every entry once, the order rotated by round. */
+async function measureGroup(session, group, round) {
   const measureSettings = { peerDir, loadCpus: cpus(settings.loadCpus), durationS: settings.durationS, streamDurationS: settings.streamDurationS };
+  const name = session.mode.name;
+  const count = group.entries.length;
+  for (let step = 0; step < count; step++) {
+    const entry = group.entries[(step + round - 1) % count];
+    const outcome = await measure(entry.spec, { ...measureSettings, gatewayPid: session.pidOf(entry.name) });
+    const bad = badCount(entry.spec.kind, outcome.result);
+    session.records.push({ mode: name, round, group: group.id, name: entry.name, kind: entry.spec.kind, bad, at: new Date().toISOString(), ...outcome });
+    log(`${name} r${round} ${group.id.padEnd(14)} ${entry.name.padEnd(13)} ${summarize(entry.spec.kind, outcome.result)} cpu ${outcome.gwCpuPct ?? '-'}% bad ${bad}`);
+    await sleep(settings.settleS * 1000);
+  }
+}
+
+/**
+ * Every round walks the groups in order; within a group each open mode takes its turn, and the
+ * mode that goes first alternates by round, so neither mode always measures on a warmer or a
+ * cooler minute than the other.
+ */
+async function measureInterleaved(sessions) {
+  const groupIds = [...new Set(sessions.flatMap((session) => session.groups.map((group) => group.id)))];
   for (let round = 1; round <= settings.repeats; round++) {
-    for (const group of groups) {
-      const count = group.entries.length;
-      for (let step = 0; step < count; step++) {
-        const entry = group.entries[(step + round - 1) % count];
-        const outcome = await measure(entry.spec, { ...measureSettings, gatewayPid: pidOf(entry.name) });
-        const bad = badCount(entry.spec.kind, outcome.result);
-        records.push({ mode: mode.name, round, group: group.id, name: entry.name, kind: entry.spec.kind, bad, ...outcome });
-        log(`${mode.name} r${round} ${group.id.padEnd(14)} ${entry.name.padEnd(13)} ${summarize(entry.spec.kind, outcome.result)} cpu ${outcome.gwCpuPct ?? '-'}% bad ${bad}`);
-        await sleep(settings.settleS * 1000);
+    const order = round % 2 === 1 ? sessions : [...sessions].reverse();
+    for (const id of groupIds) {
+      for (const session of order) {
+        const group = session.groups.find((each) => each.id === id);
+        if (group) await measureGroup(session, group, round);
       }
     }
   }
-  const soak = settings.soakS > 0 && mode.name === 'sqlite' ? await runSoak(groups, gatewayPid) : null;
+}
+
+async function closeMode(session, soak) {
+  const gatewayPid = session.gateway.pid;
   const rssPeakKb = memoryKb(gatewayPid, 'VmHWM');
   const rssEndKb = memoryKb(gatewayPid, 'VmRSS');
-  const alive = gateway.child.exitCode === null;
-  await stopProcess(gateway);
-  if (floor) await stopProcess(floor);
+  const alive = session.gateway.child.exitCode === null;
+  await stopProcess(session.gateway);
+  if (session.floor) await stopProcess(session.floor);
+  const { mode, probes, notes, rssIdleKb, records } = session;
   return { label: mode.label, probes, notes, rssIdleKb, rssPeakKb, rssEndKb, aliveAtEnd: alive, soak, records };
 }
 
@@ -167,27 +193,38 @@ async function main() {
   started.push(mock);
   await waitForListening(mock, { port: settings.mockPort, timeoutMs: 10_000 });
   const modes = {};
+  const sessions = [];
+  const disposers = [];
   const startedAt = new Date().toISOString();
-  for (const name of settings.modes) {
-    if (name === 'sqlite') {
-      modes.sqlite = await runMode(state.sqlite);
-    } else if (name === 'postgres') {
-      let mode;
-      try {
-        mode = await postgresRedisMode(resultsDir, { postgresUrl: environment.BENCH_POSTGRES_URL, redisUrl: environment.BENCH_REDIS_URL });
-      } catch (error) {
-        log(`postgres + redis mode skipped: ${error.message}`);
-        modes.postgres = { label: 'Postgres + Redis', skipped: `Postgres or Redis not reachable: ${error.message}`, records: [] };
-        continue;
-      }
-      try {
+  try {
+    for (const name of settings.modes) {
+      if (name === 'sqlite') {
+        sessions.push(await openMode(state.sqlite, settings.gwPort));
+      } else if (name === 'postgres') {
+        let mode;
+        try {
+          mode = await postgresRedisMode(resultsDir, { postgresUrl: environment.BENCH_POSTGRES_URL, redisUrl: environment.BENCH_REDIS_URL });
+        } catch (error) {
+          log(`postgres + redis mode skipped: ${error.message}`);
+          modes.postgres = { label: 'Postgres + Redis', skipped: `Postgres or Redis not reachable: ${error.message}`, records: [] };
+          continue;
+        }
+        disposers.push(() => mode.dispose().catch((error) => log(`dropping schema ${mode.schema} failed: ${error.message}`)));
         const env = gatewayEnvironment({ ...mode, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret });
         const prepared = await prepareGateway({ root, environment: env, logFile: join(resultsDir, 'prepare-postgres.log') });
-        modes.postgres = await runMode({ ...mode, ...prepared });
-      } finally {
-        await mode.dispose().catch((error) => log(`dropping schema ${mode.schema} failed: ${error.message}`));
+        sessions.push(await openMode({ ...mode, ...prepared }, settings.postgresGwPort));
       }
     }
+    await measureInterleaved(sessions);
+    for (const session of sessions) {
+      const name = session.mode.name;
+      const soak = settings.soakS > 0 && name === 'sqlite' ? await runSoak(session.groups, session.gateway.pid) : null;
+      modes[name] = await closeMode(session, soak);
+    }
+  } finally {
+    // A failed run leaves gateways up: stop them before their schema is dropped.
+    for (const session of sessions) await stopProcess(session.gateway);
+    for (const dispose of disposers) await dispose();
   }
   const output = { started_at: startedAt, ended_at: new Date().toISOString(), settings, modes };
   writeFileSync(paths.scenariosJson, `${JSON.stringify(output, null, 2)}\n`);

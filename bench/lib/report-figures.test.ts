@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 // @ts-expect-error plain ESM script without type declarations
-import { median, scenarioRows, targetChecks } from './report-figures.mjs';
+import { median, pairedRatio, scenarioRows, targetChecks } from './report-figures.mjs';
 // @ts-expect-error plain ESM script without type declarations
 import { summarizeProfile } from '../summarize-profile.mjs';
 
@@ -96,6 +96,29 @@ describe('benchmark report figures', () => {
 
     const withoutFloor = targetChecks(peer(4200, { p50_ms: 0.25, p99_ms: 1.5 }, 0.8, 120 * 1024), null) as Array<Check & { floor?: string }>;
     assert.equal(withoutFloor.find((check) => check.target.startsWith('Added p50'))!.floor, undefined);
+  });
+
+  test('Postgres + Redis throughput is judged on the rounds’ paired ratios, not on the ratio of two medians', () => {
+    // The host slows down between rounds: each round's pair is measured back to back, so its ratio
+    // holds while the medians of the two modes come from different rounds.
+    const thr = (mode: string, round: number, rps: number, cpuS: number) => ({
+      mode, group: 'thr@32', name: 'gw', kind: 'thr', round, bad: 0, gwCpuS: cpuS, result: { rps, requests: rps * 8 },
+    });
+    const direct = (mode: string, round: number) => ({ mode, group: 'thr@32', name: 'direct', kind: 'thr', round, bad: 0, result: { rps: 20000, requests: 160000 } });
+    const embedded = [thr('sqlite', 1, 4000, 8), thr('sqlite', 2, 2000, 8), thr('sqlite', 3, 2100, 8), direct('sqlite', 1)];
+    const shared = [thr('postgres', 1, 3000, 8), thr('postgres', 2, 1600, 8), thr('postgres', 3, 1500, 8), direct('postgres', 1)];
+    // Rounds' ratios 1.33, 1.25, 1.4 (median 1.33); the medians' ratio would be 2100 / 1600 = 1.31.
+    const byRound = pairedRatio(embedded, shared, 'thr@32', (a: { result: { rps: number } }, b: { result: { rps: number } }) => a.result.rps / b.result.rps);
+    assert.ok(Math.abs(byRound - 4 / 3) < 1e-9, `paired ratio ${byRound}`);
+    assert.equal(pairedRatio(embedded, [], 'thr@32', () => 1), null, 'no round with both modes: no ratio');
+
+    const checks = targetChecks(null, { modes: { sqlite: { records: embedded }, postgres: { records: shared } } }) as Check[];
+    const throughput = checks.find((check) => check.target.startsWith('Postgres + Redis: max throughput'))!;
+    assert.equal(throughput.verdict, 'met');
+    assert.ok(throughput.figure.startsWith('1.33×'), throughput.figure);
+    // CPU per request: the same CPU seconds in every round, so its ratios are the throughput's.
+    const cpu = checks.find((check) => check.target.startsWith('Postgres + Redis: gateway CPU'))!;
+    assert.ok(cpu.figure.startsWith('1.33×'), cpu.figure);
   });
 
   test('a profile summary counts only the final window when asked', () => {

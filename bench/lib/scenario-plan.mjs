@@ -9,13 +9,14 @@ const MARKER = 'peerbench-mock';
 const EMBEDDING_MARKER = '"object":"embedding"';
 
 /** Bodies derived from peerbench's chat body: the same request asking for the cache, or naming the guardrail. */
-export function writeVariantBodies({ peerDir, resultsDir, guardrailId }) {
+export function writeVariantBodies({ peerDir, resultsDir, guardrailId, mode }) {
   const chat = JSON.parse(readFileSync(join(peerDir, 'bodies', 'chat.json'), 'utf8'));
-  const cacheBody = join(resultsDir, 'chat-cache.json');
+  // One set per storage mode: both modes' gateways are up at once, each with its own guardrail id.
+  const cacheBody = join(resultsDir, `chat-cache-${mode}.json`);
   writeFileSync(cacheBody, JSON.stringify({ ...chat, gw_cache: true }));
   let guardrailBody = null;
   if (guardrailId) {
-    guardrailBody = join(resultsDir, 'chat-guardrail.json');
+    guardrailBody = join(resultsDir, `chat-guardrail-${mode}.json`);
     writeFileSync(guardrailBody, JSON.stringify({ ...chat, gw_guardrail_ids: [guardrailId] }));
   }
   return { cacheBody, guardrailBody };
