@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { redisScript } from '../lib/redis-script.js';
+import { sendUnhurried } from '../lib/redis-turn-writes.js';
 import { DEFAULT_CIRCUIT_OPTIONS, type CircuitOptions, type CircuitPermission, type CircuitStore } from './circuit-store.js';
 
 /**
@@ -10,7 +11,8 @@ import { DEFAULT_CIRCUIT_OPTIONS, type CircuitOptions, type CircuitPermission, t
  * Two things are kept off the per-call path, where they were a round trip each:
  * - An `allowed` answer is trusted for `closedCacheMs` (100 ms) on this instance. After that, for
  *   up to `closedStaleMs` (1 s) since it was last confirmed, a call is still let through at once
- *   while the state is re-read in the background (one read at a time); the re-read renews the
+ *   while the state is re-read in the background (one read at a time, unhurried: it leaves with the
+ *   next call's admission write, lib/redis-turn-writes.ts); the re-read renews the
  *   trust, or ends it if the circuit is no longer closed. A circuit that another instance opens is
  *   therefore seen here about 100 ms plus one round trip later under steady traffic, and at most
  *   one call later after a pause; a failure here drops the trust at once, and open or half-open
@@ -133,7 +135,9 @@ export function createRedisCircuitStore(redis: Redis, options: RedisCircuitStore
     const batch = [...pendingSuccesses];
     if (batch.length === 0) return;
     try {
-      await Promise.all(batch.map(([deploymentId, { at }]) => run('flush', deploymentId, at)));
+      const writeBatch = () => Promise.all(batch.map(([deploymentId, { at }]) => run('flush', deploymentId, at)));
+      // Nobody waits for these: they join the next call's admission write (lib/redis-turn-writes.ts).
+      await sendUnhurried(redis, writeBatch);
     } catch (error) {
       // Successes only reset failure counts; a lost batch leaves them a little higher for a while.
       options.onError?.(error);
@@ -144,7 +148,10 @@ export function createRedisCircuitStore(redis: Redis, options: RedisCircuitStore
   function revalidate(deploymentId: string, now: number): void {
     if (revalidating.has(deploymentId)) return;
     revalidating.add(deploymentId);
-    (run('read', deploymentId, now) as Promise<string[]>).then(
+    // Unhurried: the call that noticed goes upstream without a write of its own to Redis before it
+    // (streams, a call every ~60 ms each, met an aged trust on most calls); the re-read rides in
+    // the next admission write, or leaves within the connection's few-ms window.
+    (sendUnhurried(redis, () => run('read', deploymentId, now)) as Promise<string[]>).then(
       ([state]) => {
         revalidating.delete(deploymentId);
         // A local failure meanwhile dropped the trust: only a blocking acquire may restore it.

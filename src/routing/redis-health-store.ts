@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { redisScript } from '../lib/redis-script.js';
+import { sendUnhurried } from '../lib/redis-turn-writes.js';
 import { DEFAULT_EWMA_ALPHA, emptyStats, type CallSample, type DeploymentStats, type HealthStore } from './health-store.js';
 
 /**
@@ -109,18 +110,21 @@ export function createRedisHealthStore(redis: Redis, options: RedisHealthStoreOp
     const batch = pending;
     pending = new Map();
     try {
-      await Promise.all(
-        [...batch].map(([deploymentId, entry]) =>
-          flushScript.run(redis, [keyOf(deploymentId)], [
-            TTL_MS,
-            entry.inflightDelta,
-            entry.samples,
-            ...foldArgs(entry.err),
-            ...foldArgs(entry.lat),
-            ...foldArgs(entry.ttft),
-          ]),
-        ),
-      );
+      const writeBatch = () =>
+        Promise.all(
+          [...batch].map(([deploymentId, entry]) =>
+            flushScript.run(redis, [keyOf(deploymentId)], [
+              TTL_MS,
+              entry.inflightDelta,
+              entry.samples,
+              ...foldArgs(entry.err),
+              ...foldArgs(entry.lat),
+              ...foldArgs(entry.ttft),
+            ]),
+          ),
+        );
+      // Nobody waits for these: they join the next call's admission write (lib/redis-turn-writes.ts).
+      await sendUnhurried(redis, writeBatch);
     } catch (error) {
       // Statistics are advisory: a lost batch only skews averages for a while. The in-flight
       // count would drift for good, so that part is kept for the next flush.

@@ -5,10 +5,35 @@ import { Redis } from 'ioredis';
 import { createRedisCircuitStore } from '../../src/routing/redis-circuit-store.js';
 import { createRedisHealthStore } from '../../src/routing/redis-health-store.js';
 import { movingAverage } from '../../src/routing/health-store.js';
+import { coalesceTurnWrites } from '../../src/lib/redis-turn-writes.js';
 
 const redisUrl = process.env.GW_TEST_REDIS_URL;
 const redis = redisUrl ? new Redis(redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1 }) : undefined;
-after(() => redis?.disconnect());
+const coalesced: Redis[] = [];
+after(() => {
+  redis?.disconnect();
+  coalesced.forEach((client) => client.disconnect());
+});
+
+/** A connection whose unhurried commands wait for an urgent one (the window outlasts the test), and its write count. */
+async function coalescedConnection(): Promise<{ connection: Redis; writes: () => number }> {
+  const connection = new Redis(redisUrl!, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  coalesced.push(connection);
+  coalesceTurnWrites(connection, { unhurriedWindowMs: 60_000 });
+  await connection.connect();
+  const socket = connection.stream as unknown as Record<'_write' | '_writev', (...args: unknown[]) => void>;
+  let writes = 0;
+  for (const method of ['_write', '_writev'] as const) {
+    const original = socket[method].bind(socket);
+    socket[method] = (...args) => {
+      writes++;
+      original(...args);
+    };
+  }
+  return { connection, writes: () => writes };
+}
+
+const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('Redis routing state: outcomes summed in memory, shared on flush', { skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set: skipped' }, () => {
   test('health: another instance sees the calls after a flush, with the same averages as one by one', async () => {
@@ -90,6 +115,38 @@ describe('Redis routing state: outcomes summed in memory, shared on flush', { sk
     await here.recordFailure('d', 2_020, 'x');
     assert.equal(await here.recordFailure('d', 2_030, 'x'), true);
     assert.equal(await here.acquire('d', 2_040), 'denied', 'no trust survives a local failure');
+  });
+
+  test('the background writes (a trusted circuit re-read, the timed flushes) leave with the next call\'s write, not in one of their own', async () => {
+    const prefix = `gw-test:${randomUUID()}:`;
+    const { connection, writes } = await coalescedConnection();
+    const circuit = createRedisCircuitStore(connection, { prefix, consecutiveFailures: 2, coolDownMs: 10_000, closedCacheMs: 100, flushIntervalMs: 10 });
+    const health = createRedisHealthStore(connection, { prefix, flushIntervalMs: 10 });
+    const other = createRedisCircuitStore(redis!, { prefix, consecutiveFailures: 2, coolDownMs: 10_000 });
+    const now = Date.now();
+    assert.equal(await circuit.acquire('d', now), 'allowed');
+    // Another instance opens 'd' and counts a failure of 'e'.
+    await other.recordFailure('d', now + 10, 'x');
+    assert.equal(await other.recordFailure('d', now + 20, 'x'), true);
+    await other.recordFailure('e', now + 20, 'x');
+    const before = writes();
+    // Here the trust in 'd' has aged: the call goes on at once and the state is re-read.
+    assert.equal(await circuit.acquire('d', now + 150), 'allowed');
+    await circuit.recordSuccess('e', now + 160);
+    await health.begin('d');
+    await health.end('d', { ok: true, latencyMs: 12 });
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    await macrotask();
+    assert.equal(writes(), before, 'the re-read and both timed flushes are still waiting');
+    assert.equal((await other.read('e', now + 170)).consecutiveFailures, 1, "the success of 'e' has not reached Redis");
+    assert.equal(await circuit.acquire('d', now + 170), 'allowed', 'the re-read has not been answered yet');
+    // The next urgent command (a call's admission, here a PING) takes them along in its one write.
+    assert.equal(await connection.ping(), 'PONG');
+    assert.equal(writes(), before + 1);
+    await macrotask();
+    assert.equal(await circuit.acquire('d', now + 180), 'denied', 'the re-read found the circuit open');
+    assert.equal((await other.read('e', now + 180)).consecutiveFailures, 0, 'the circuit flush reached Redis');
+    assert.equal((await health.read(['d'])).get('d')!.samples, 1, 'the health flush reached Redis');
   });
 
   test('circuit: successes reach Redis on the timer and reset the other instance\'s failure count', async () => {
