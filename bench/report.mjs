@@ -144,7 +144,7 @@ for (const [name, mode] of Object.entries(scenarios?.modes ?? {})) {
   lines.push('');
 }
 if (!scenarios) lines.push('The scenarios did not produce results in this run.\n');
-if (scenarios) lines.push(`Settings: ${scenarios.settings.repeats} rounds, ${scenarios.settings.durationS} s per measurement (streams ${scenarios.settings.streamDurationS} s, ${scenarios.settings.streamConcurrency} concurrent), medians; added = gw − direct within the round. Postgres mode uses a fresh schema and Redis db 15 (flushed). Both modes' gateways run side by side and their measurements alternate group by group (the mode measured first alternates by round); the Postgres + Redis throughput and CPU ratios are medians of the rounds' paired ratios.\n`);
+if (scenarios) lines.push(`Settings: ${scenarios.settings.repeats} rounds, ${scenarios.settings.durationS} s per measurement (streams ${scenarios.settings.streamDurationS} s, ${scenarios.settings.streamConcurrency} concurrent), medians; added = gw − direct within the round. Postgres mode uses a fresh schema and Redis db 15 (flushed). Both modes' gateways run side by side and their measurements alternate group by group (the mode measured first alternates by round); the Postgres + Redis throughput and CPU ratios are medians of the rounds' paired ratios.${quietNote(scenarios)}\n`);
 
 if (profile) {
   lines.push('## Profile of the request path');
@@ -159,3 +159,12 @@ if (profile) {
 void median;
 writeFileSync(outPath, `${lines.join('\n').replace(/\n{3,}/g, '\n\n').trim()}\n`);
 console.error(`report: wrote ${outPath}`);
+
+/** How the run waited for a quiet machine before each scenario measurement (bench/lib/processes.mjs, waitForQuiet). */
+function quietNote(scenarios) {
+  const { quietBusy, quietMaxS } = scenarios.settings;
+  if (quietBusy === undefined) return '';
+  const records = Object.values(scenarios.modes).flatMap((mode) => mode.records ?? []);
+  const notQuiet = records.filter((record) => record.quiet && !record.quiet.quiet).length;
+  return ` Before each measurement the run waited until under ${Math.round(quietBusy * 100)}% of all CPUs were busy over 250 ms (at most ${quietMaxS} s)${notQuiet ? `; ${notQuiet} of ${records.length} measurements started on a machine that stayed busier` : ''}.`;
+}

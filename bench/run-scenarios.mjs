@@ -3,8 +3,10 @@
 // 2000 req/s, max throughput, embeddings, a cache hit, a guardrail, streams; peak RSS.
 // Pinned like peerbench: gateways on GW_CPUS, mock + load on LOAD_CPUS. Both modes' gateways are
 // up at once (on BENCH_GW_PORT and BENCH_GW_PG_PORT) and their measurements alternate group by
-// group, so the two modes are compared on the same minutes of a host whose speed drifts. Every
-// process started here is stopped by its PID on exit. Reads state.json written by prepare.mjs.
+// group, so the two modes are compared on the same minutes of a host whose speed drifts. Each
+// measurement starts once the machine is quiet (QUIET_BUSY, QUIET_MAX_S), so one mode's leftovers
+// (Postgres absorbing a burst of inserts) do not land in the next one's tail. Every process started
+// here is stopped by its PID on exit. Reads state.json written by prepare.mjs.
 //
 //   node bench/run-scenarios.mjs --results DIR --peer PEERBENCH_DIR --root REPO
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -13,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gatewayEnvironment, prepareGateway, resultPaths } from './lib/gateway-setup.mjs';
 import { badCount, measure } from './lib/measure.mjs';
-import { memoryKb, portOpen, startProcess, stopProcess, waitForListening } from './lib/processes.mjs';
+import { memoryKb, portOpen, startProcess, stopProcess, waitForListening, waitForQuiet } from './lib/processes.mjs';
 import { probe, scenarioGroups, writeVariantBodies } from './lib/scenario-plan.mjs';
 import { postgresRedisMode } from './lib/storage-modes.mjs';
 
@@ -28,6 +30,9 @@ const settings = {
   streamConcurrency: number('STREAM_CONC', 4),
   warmupS: number('WARMUP', 5),
   settleS: number('SETTLE', 1),
+  // Before each measurement: wait (up to QUIET_MAX_S) until under QUIET_BUSY of all CPUs are busy.
+  quietBusy: number('QUIET_BUSY', 0.1),
+  quietMaxS: number('QUIET_MAX_S', 15),
   gwCpus: environment.GW_CPUS ?? '0',
   loadCpus: environment.LOAD_CPUS ?? '1',
   pin: (environment.PIN ?? '1') === '1',
@@ -126,10 +131,12 @@ async function measureGroup(session, group, round) {
   const count = group.entries.length;
   for (let step = 0; step < count; step++) {
     const entry = group.entries[(step + round - 1) % count];
+    const quiet = await waitForQuiet({ busyBelow: settings.quietBusy, maxMs: settings.quietMaxS * 1000 });
     const outcome = await measure(entry.spec, { ...measureSettings, gatewayPid: session.pidOf(entry.name) });
     const bad = badCount(entry.spec.kind, outcome.result);
-    session.records.push({ mode: name, round, group: group.id, name: entry.name, kind: entry.spec.kind, bad, at: new Date().toISOString(), ...outcome });
-    log(`${name} r${round} ${group.id.padEnd(14)} ${entry.name.padEnd(13)} ${summarize(entry.spec.kind, outcome.result)} cpu ${outcome.gwCpuPct ?? '-'}% bad ${bad}`);
+    session.records.push({ mode: name, round, group: group.id, name: entry.name, kind: entry.spec.kind, bad, at: new Date().toISOString(), quiet, ...outcome });
+    const waited = quiet.quiet ? (quiet.waitedMs > 1000 ? ` (waited ${(quiet.waitedMs / 1000).toFixed(1)} s for a quiet machine)` : '') : ` (machine still ${Math.round(quiet.busy * 100)}% busy after ${settings.quietMaxS} s)`;
+    log(`${name} r${round} ${group.id.padEnd(14)} ${entry.name.padEnd(13)} ${summarize(entry.spec.kind, outcome.result)} cpu ${outcome.gwCpuPct ?? '-'}% bad ${bad}${waited}`);
     await sleep(settings.settleS * 1000);
   }
 }

@@ -9,6 +9,7 @@
 #   BENCH_SKIP_PEERBENCH=1 / BENCH_SKIP_SCENARIOS=1 / BENCH_SKIP_BUILD=1 / BENCH_MODES=sqlite
 #   BENCH_SOAK_S=600                 # adds a 10-minute soak at 500 req/s (RSS sampled)
 #   BENCH_PROFILE=1                  # adds a --cpu-prof / --trace-gc run of the gateway (bench/profile.mjs)
+#   QUIET_BUSY=0.1 QUIET_MAX_S=15    # each scenario measurement waits for < 10% of all CPUs busy (at most 15 s)
 # peerbench's own settings (REPEATS, DUR, STREAM_DUR, RATES, CONNS, PIN, GW_CPUS, LOAD_CPUS, ...) apply to both parts.
 set -euo pipefail
 

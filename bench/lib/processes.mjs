@@ -139,3 +139,30 @@ export async function runToEnd({ command, args = [], cpus, env = process.env, cw
   clearTimeout(timer);
   return { code, stdout, output: handle.output() };
 }
+
+/** Busy and total jiffies of the whole machine (every CPU) from /proc/stat. */
+function machineTicks() {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.reduce((sum, value) => sum + value, 0);
+  // idle and iowait are the 4th and 5th; the rest (user, nice, system, irq, softirq, steal) is work.
+  return { busy: total - fields[3] - (fields[4] ?? 0), total };
+}
+
+/**
+ * Waits until the machine is quiet: the share of all CPUs busy over one `sampleMs` sample is below
+ * `busyBelow`, or `maxMs` has passed. What the previous measurement left behind (the database
+ * server absorbing a burst of batched inserts, a write-ahead-log checkpoint) otherwise runs during
+ * the next one and lands in its latency tail, whichever gateway or mode that is.
+ * Returns { waitedMs, busy (the last sample's share), quiet }.
+ */
+export async function waitForQuiet({ busyBelow = 0.1, sampleMs = 250, maxMs = 15_000 } = {}) {
+  const started = Date.now();
+  for (;;) {
+    const before = machineTicks();
+    await sleep(sampleMs);
+    const after = machineTicks();
+    const busy = after.total > before.total ? (after.busy - before.busy) / (after.total - before.total) : 0;
+    const waitedMs = Date.now() - started;
+    if (busy < busyBelow || waitedMs >= maxMs) return { waitedMs, busy: Number(busy.toFixed(3)), quiet: busy < busyBelow };
+  }
+}
