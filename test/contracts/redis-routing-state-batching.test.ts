@@ -6,6 +6,8 @@ import { createRedisCircuitStore } from '../../src/routing/redis-circuit-store.j
 import { createRedisHealthStore } from '../../src/routing/redis-health-store.js';
 import { movingAverage } from '../../src/routing/health-store.js';
 import { coalesceTurnWrites } from '../../src/lib/redis-turn-writes.js';
+import { nextTurn } from '../helpers/deferred.js';
+import { countWrites } from '../helpers/redis-socket-writes.js';
 
 const redisUrl = process.env.GW_TEST_REDIS_URL;
 const redis = redisUrl ? new Redis(redisUrl, { lazyConnect: false, maxRetriesPerRequest: 1 }) : undefined;
@@ -21,19 +23,8 @@ async function coalescedConnection(): Promise<{ connection: Redis; writes: () =>
   coalesced.push(connection);
   coalesceTurnWrites(connection, { unhurriedWindowMs: 60_000 });
   await connection.connect();
-  const socket = connection.stream as unknown as Record<'_write' | '_writev', (...args: unknown[]) => void>;
-  let writes = 0;
-  for (const method of ['_write', '_writev'] as const) {
-    const original = socket[method].bind(socket);
-    socket[method] = (...args) => {
-      writes++;
-      original(...args);
-    };
-  }
-  return { connection, writes: () => writes };
+  return { connection, writes: countWrites(connection) };
 }
-
-const macrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 describe('Redis routing state: outcomes summed in memory, shared on flush', { skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set: skipped' }, () => {
   test('health: another instance sees the calls after a flush, with the same averages as one by one', async () => {
@@ -136,14 +127,14 @@ describe('Redis routing state: outcomes summed in memory, shared on flush', { sk
     await health.begin('d');
     await health.end('d', { ok: true, latencyMs: 12 });
     await new Promise((resolve) => setTimeout(resolve, 40));
-    await macrotask();
+    await nextTurn();
     assert.equal(writes(), before, 'the re-read and both timed flushes are still waiting');
     assert.equal((await other.read('e', now + 170)).consecutiveFailures, 1, "the success of 'e' has not reached Redis");
     assert.equal(await circuit.acquire('d', now + 170), 'allowed', 'the re-read has not been answered yet');
     // The next urgent command (a call's admission, here a PING) takes them along in its one write.
     assert.equal(await connection.ping(), 'PONG');
     assert.equal(writes(), before + 1);
-    await macrotask();
+    await nextTurn();
     assert.equal(await circuit.acquire('d', now + 180), 'denied', 'the re-read found the circuit open');
     assert.equal((await other.read('e', now + 180)).consecutiveFailures, 0, 'the circuit flush reached Redis');
     assert.equal((await health.read(['d'])).get('d')!.samples, 1, 'the health flush reached Redis');

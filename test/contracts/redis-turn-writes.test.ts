@@ -3,6 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import { coalesceTurnWrites, sendUnhurried, type TurnWriteOptions } from '../../src/lib/redis-turn-writes.js';
+import { nextTurn } from '../helpers/deferred.js';
+import { countWrites } from '../helpers/redis-socket-writes.js';
 
 const redisUrl = process.env.GW_TEST_REDIS_URL;
 const clients: Redis[] = [];
@@ -14,22 +16,6 @@ async function connect(coalesce: boolean, options?: TurnWriteOptions): Promise<R
   if (coalesce) coalesceTurnWrites(redis, options);
   await redis.connect();
   return redis;
-}
-
-const nextMacrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** Counts the system-call-level writes on the connection's socket (one writev for a corked batch). */
-function countWrites(redis: Redis): () => number {
-  const socket = redis.stream as unknown as Record<'_write' | '_writev', (...args: unknown[]) => void>;
-  let writes = 0;
-  for (const method of ['_write', '_writev'] as const) {
-    const original = socket[method].bind(socket);
-    socket[method] = (...args) => {
-      writes++;
-      original(...args);
-    };
-  }
-  return () => writes;
 }
 
 describe('Redis: the commands of one event-loop turn leave in one write', { skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set: skipped' }, () => {
@@ -114,8 +100,8 @@ describe('Redis: the commands of one event-loop turn leave in one write', { skip
       settled = true;
       return value;
     });
-    await nextMacrotask();
-    await nextMacrotask();
+    await nextTurn();
+    await nextTurn();
     assert.equal(writes(), 0, 'nothing is written while the window is open');
     assert.equal(settled, false);
     // The urgent read sees the unhurried increment: the connection keeps the order of issue.
@@ -131,9 +117,9 @@ describe('Redis: the commands of one event-loop turn leave in one write', { skip
     const writes = countWrites(redis);
     const key = `gw-test:${randomUUID()}`;
     const first = sendUnhurried(redis, () => redis.incr(key));
-    await nextMacrotask();
+    await nextTurn();
     const second = sendUnhurried(redis, () => redis.incr(key));
-    await nextMacrotask();
+    await nextTurn();
     assert.equal(writes(), 0);
     assert.deepEqual(await Promise.all([first, second]), [1, 2]);
     assert.equal(writes(), 1);
