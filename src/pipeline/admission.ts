@@ -1,3 +1,4 @@
+import { publishCallStep } from '../observability/call-steps.js';
 import type { GatewayCall, Stage } from './stage.js';
 
 /**
@@ -40,8 +41,14 @@ export function createAdmissionGateStage(): Stage {
   return {
     name: 'admission-gate',
     run(call, next) {
-      if (call.admission === undefined) return next(call);
-      return call.admission.then(() => next(call));
+      if (call.admission === undefined) {
+        publishCallStep(call.requestId, 'admitted');
+        return next(call);
+      }
+      return call.admission.then(() => {
+        publishCallStep(call.requestId, 'admitted');
+        return next(call);
+      });
     },
   };
 }

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { describe, test } from 'node:test';
 import { GatewayError } from '../errors/gateway-error.js';
+import { CALL_STEP_CHANNEL, type CallStep } from '../observability/call-steps.js';
 import { createEventBus, type GatewayEvent } from '../lib/event-bus.js';
 import type { GatewayCall, Outcome, StreamEvent } from '../pipeline/stage.js';
 import type { Operation } from '../protocol/endpoints.js';
@@ -132,6 +134,22 @@ describe('router: failover and retries', () => {
     assert.equal(call.record.attempts, 2);
     assert.deepEqual(time.sleeps, []);
     assert.equal(fake.count('a'), 1);
+  });
+
+  test('every upstream attempt is published as an "attempt" call step (observability/call-steps.ts)', async () => {
+    const { router } = setup([model('m', [deployment('a', 'm', { priority: 0 }), deployment('b', 'm', { priority: 1 })])], {
+      a: () => fail('upstream_unavailable'),
+      b: () => ok(),
+    });
+    const steps: CallStep[] = [];
+    const listener = (message: unknown) => steps.push(message as CallStep);
+    subscribe(CALL_STEP_CHANNEL, listener);
+    try {
+      await router.route(fakeCall('m'));
+    } finally {
+      unsubscribe(CALL_STEP_CHANNEL, listener);
+    }
+    assert.deepEqual(steps.map((step) => [step.requestId, step.step]), [['req_test', 'attempt'], ['req_test', 'attempt']]);
   });
 
   test('retries one deployment with exponential backoff and full jitter', async () => {

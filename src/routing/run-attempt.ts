@@ -1,4 +1,5 @@
 import { GatewayError, isGatewayError } from '../errors/gateway-error.js';
+import { publishCallStep } from '../observability/call-steps.js';
 import type { GatewayCall, Outcome, StreamEvent } from '../pipeline/stage.js';
 import type { DeploymentTarget, Provider } from '../providers/provider.js';
 import { isDeploymentFault, toAttemptError } from './attempt-error.js';
@@ -36,6 +37,7 @@ export interface AttemptInput {
  */
 export async function runAttempt(context: AttemptContext, input: AttemptInput): Promise<Outcome> {
   const { call, deployment, provider } = input;
+  publishCallStep(call.requestId, 'attempt');
   const timeouts = capTimeouts(input.target.timeouts, input.remainingMs);
   const attemptSignal = createAttemptSignal(call.signal, timeouts, call.stream);
   const settled = provider.honoursAbortSignal ? settledAsIs : untilAborted;

@@ -1,0 +1,154 @@
+#!/usr/bin/env node
+// Where a call's time goes, step by step: starts peerbench's mock and a prepared gateway for each
+// storage mode (embedded defaults; Postgres + Redis on BENCH_POSTGRES_URL / BENCH_REDIS_URL, a
+// fresh schema), pinned like the benchmark, with bench/lib/call-timeline-probe.mjs preloaded.
+// After a warm-up it sends calls one at a time (a stream, or chat calls 20 ms apart) and prints
+// the median of each step in ms after the gateway saw the request, the modes side by side. The
+// gateway's steps come from its `gw:call:step` diagnostics channel (docs/pipeline.md). Needs
+// `npm run build` first.
+//
+//   node bench/call-timeline.mjs                       # streamed chat, both modes, 10 s each
+//   node bench/call-timeline.mjs --kind chat           # non-streamed chat
+//   node bench/call-timeline.mjs --mode sqlite         # one mode only (sqlite | postgres | both)
+//   options: --seconds N  --json
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { measure } from './lib/measure.mjs';
+import { portOpen, runToEnd, startProcess, stopProcess, waitForListening } from './lib/processes.mjs';
+import { gatewayEnvironment, prepareGateway } from './lib/gateway-setup.mjs';
+import { postgresRedisMode } from './lib/storage-modes.mjs';
+import { alignTimelines, summarizeTimeline } from './lib/call-timeline-summary.mjs';
+
+const argv = process.argv.slice(2);
+const option = (name, fallback) => {
+  const index = argv.indexOf(`--${name}`);
+  return index >= 0 && argv[index + 1] !== undefined ? argv[index + 1] : fallback;
+};
+const kind = option('kind', 'stream');
+const modeOption = option('mode', 'both');
+if (!['chat', 'stream'].includes(kind) || !['sqlite', 'postgres', 'both'].includes(modeOption)) {
+  console.error('usage: call-timeline.mjs [--kind stream|chat] [--mode sqlite|postgres|both] [--seconds N] [--json]');
+  process.exit(2);
+}
+const modes = modeOption === 'both' ? ['sqlite', 'postgres'] : [modeOption];
+const seconds = Number(option('seconds', 10));
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const peerDir = resolve(process.env.PEERBENCH_DIR ?? join(root, '..', 'shared', 'peerbench'));
+const mockPort = Number(process.env.MOCK_PORT ?? 18080);
+const ports = { sqlite: Number(process.env.BENCH_GW_PORT ?? 18991), postgres: Number(process.env.BENCH_GW_PG_PORT ?? 18993) };
+const pin = (process.env.PIN ?? '1') === '1';
+const gwCpus = pin ? (process.env.GW_CPUS ?? '0') : undefined;
+const loadCpus = pin ? (process.env.LOAD_CPUS ?? '1') : undefined;
+const labels = { sqlite: 'embedded', postgres: 'Postgres + Redis' };
+const resultsDir = mkdtempSync(join(tmpdir(), 'gw-call-timeline-'));
+const started = [];
+
+async function main() {
+  for (const port of [mockPort, ...modes.map((mode) => ports[mode])]) if (await portOpen(port)) throw new Error(`port ${port} is in use`);
+  const mock = startProcess({
+    command: process.execPath,
+    args: [join(peerDir, 'mock-upstream.mjs'), String(mockPort)],
+    cpus: loadCpus,
+    // The benchmark's stream shape: 20 chunks 10 ms apart.
+    env: { ...process.env, MOCK_CHUNKS: '20', MOCK_CHUNK_DELAY_MS: '10' },
+    logFile: join(resultsDir, 'mock.log'),
+  });
+  started.push(mock);
+  await waitForListening(mock, { port: mockPort, timeoutMs: 10_000 });
+  const prepared = await runToEnd({
+    command: process.execPath,
+    args: [join(root, 'bench/prepare.mjs'), '--results', resultsDir, '--upstream', `http://127.0.0.1:${mockPort}/v1`, '--root', root],
+    cwd: root,
+  });
+  if (prepared.code !== 0) throw new Error(`prepare.mjs failed: ${prepared.output.slice(-1500)}`);
+  const state = JSON.parse(readFileSync(join(resultsDir, 'state.json'), 'utf8'));
+
+  const gateways = {};
+  for (const mode of modes) {
+    let storage = state.sqlite;
+    if (mode === 'postgres') {
+      const postgres = await postgresRedisMode(resultsDir, { postgresUrl: process.env.BENCH_POSTGRES_URL, redisUrl: process.env.BENCH_REDIS_URL });
+      started.push({ dispose: () => postgres.dispose() });
+      const setup = gatewayEnvironment({ ...postgres, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret });
+      storage = { ...postgres, ...(await prepareGateway({ root, environment: setup, logFile: join(resultsDir, 'prepare-postgres.log') })) };
+    }
+    const output = join(resultsDir, `timeline-${mode}.json`);
+    const env = gatewayEnvironment({ ...storage, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: ports[mode] });
+    const gateway = startProcess({
+      command: join(root, 'bin/gw-server'),
+      cwd: root,
+      env: { ...env, GW_NODE_FLAGS: `--import ${join(root, 'bench/lib/call-timeline-probe.mjs')}`, GW_CALL_TIMELINE_OUT: output },
+      cpus: gwCpus,
+      logFile: join(resultsDir, `gw-${mode}.log`),
+    });
+    started.push(gateway);
+    await waitForListening(gateway, { port: ports[mode] });
+    gateways[mode] = { gateway, output, url: `http://127.0.0.1:${ports[mode]}/v1/chat/completions`, headers: `Authorization: Bearer ${storage.apiKey}` };
+  }
+
+  const settings = { peerDir, loadCpus, durationS: seconds, streamDurationS: seconds };
+  const oneAtATime = (target) =>
+    kind === 'chat'
+      ? { kind: 'rate', url: target.url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers: target.headers, marker: 'peerbench-mock', rate: 50 }
+      : { kind: 'stream', url: target.url, bodyFile: join(peerDir, 'bodies', 'chat-stream.json'), headers: target.headers, marker: 'peerbench-mock', concurrency: 1, minEvents: 2 };
+  const timelines = {};
+  const clientFigures = {};
+  for (const mode of modes) {
+    const target = gateways[mode];
+    console.error(`${labels[mode]}: warming up`);
+    // Compiled code and pools in place before anything is counted; the warm-up's calls are dropped.
+    await measure({ kind: 'thr', url: target.url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers: target.headers, conns: 32 }, { ...settings, durationS: 3 });
+    await measure(oneAtATime(target), { ...settings, durationS: 2, streamDurationS: 2 });
+    await collect(target);
+    console.error(`${labels[mode]}: ${kind === 'chat' ? 'chat calls 20 ms apart' : 'one stream at a time'} for ${seconds} s`);
+    const outcome = await measure(oneAtATime(target), settings);
+    const calls = await collect(target);
+    if (calls.length === 0) throw new Error(`${labels[mode]}: no calls were recorded (${JSON.stringify(outcome.result)})`);
+    // The load generator's own warm-up second is recorded too: drop the first fifth.
+    timelines[labels[mode]] = summarizeTimeline(calls.slice(Math.floor(calls.length / 5)));
+    const latency = kind === 'chat' ? outcome.result?.latency_ms : outcome.result?.ttfb_ms;
+    clientFigures[labels[mode]] = latency?.p50;
+  }
+  const aligned = alignTimelines(timelines);
+  if (argv.includes('--json')) {
+    console.log(JSON.stringify({ kind, seconds, timelines, clientP50Ms: clientFigures }, null, 2));
+    return;
+  }
+  const width = Math.max(...aligned.rows.map((row) => row.step.length), 24);
+  const cell = (value) => (value === undefined ? '–' : value.toFixed(3)).padStart(18);
+  console.log(`${kind === 'chat' ? 'Chat call' : 'Streamed call'}, median ms after the gateway saw the request (${modes.map((mode) => `${labels[mode]} ${timelines[labels[mode]][0]?.calls ?? 0} calls`).join(', ')})`);
+  console.log(`${'step'.padEnd(width)}${aligned.labels.map((label) => label.padStart(18)).join('')}`);
+  for (const row of aligned.rows) console.log(`${row.step.padEnd(width)}${aligned.labels.map((label) => cell(row.byLabel[label])).join('')}`);
+  const clientStep = kind === 'chat' ? 'client: whole answer p50' : 'client: first event p50';
+  console.log(`${clientStep.padEnd(width)}${aligned.labels.map((label) => cell(clientFigures[label])).join('')}`);
+}
+
+/** Asks the probe for the calls recorded since the last time, and waits for them. */
+async function collect(target) {
+  rmSync(target.output, { force: true });
+  process.kill(target.gateway.pid, 'SIGUSR2');
+  for (let waited = 0; waited < 10_000; waited += 100) {
+    await sleep(100);
+    try {
+      return JSON.parse(readFileSync(target.output, 'utf8'));
+    } catch {
+      // not written yet
+    }
+  }
+  throw new Error('the gateway did not write its call timeline');
+}
+
+main()
+  .catch((error) => {
+    console.error(`call-timeline FAILED: ${error.stack ?? error.message}`);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    for (const handle of started.reverse()) {
+      if (handle.dispose) await handle.dispose().catch((error) => console.error(`cleanup failed: ${error.message}`));
+      else await stopProcess(handle, 10_000);
+    }
+  });
