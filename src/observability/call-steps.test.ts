@@ -49,3 +49,11 @@ test('call steps: a refused admission publishes no "admitted"', async () => {
   });
   assert.deepEqual(steps.map((step) => step.step), ['stage:rate-limit', 'stage:admission-gate']);
 });
+
+test('call steps: a call with no check in flight (the embedded stores answer at once) is admitted at the gate', async () => {
+  const pipeline = composeStages([createAdmissionGateStage()], async () => ({ kind: 'json', body: {} }));
+  const steps = await stepsDuring(async () => {
+    await pipeline(fakeCall({ request: { model: 'm' } }));
+  });
+  assert.deepEqual(steps.map((step) => step.step), ['stage:admission-gate', 'admitted']);
+});
