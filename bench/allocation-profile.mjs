@@ -17,10 +17,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { measure } from './lib/measure.mjs';
-import { portOpen, runToEnd, startProcess, stopProcess, waitForListening } from './lib/processes.mjs';
+import { portOpen, startProcess, waitForListening } from './lib/processes.mjs';
 import { summarizeAllocations } from './lib/allocation-summary.mjs';
-import { gatewayEnvironment as modeEnvironment, prepareGateway } from './lib/gateway-setup.mjs';
-import { postgresRedisMode } from './lib/storage-modes.mjs';
+import { gatewayEnvironment as modeEnvironment } from './lib/gateway-setup.mjs';
+import { startToolFixture, stopStarted } from './lib/tool-fixture.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(`--${name}`);
@@ -49,31 +49,9 @@ const started = [];
 
 async function main() {
   for (const port of [mockPort, gwPort]) if (await portOpen(port)) throw new Error(`port ${port} is in use`);
-  const mock = startProcess({
-    command: process.execPath,
-    args: [join(peerDir, 'mock-upstream.mjs'), String(mockPort)],
-    cpus: loadCpus,
-    // The benchmark's stream shape: 20 chunks 10 ms apart.
-    env: { ...process.env, MOCK_CHUNKS: '20', MOCK_CHUNK_DELAY_MS: '10' },
-    logFile: join(resultsDir, 'mock.log'),
-  });
-  started.push(mock);
-  await waitForListening(mock, { port: mockPort, timeoutMs: 10_000 });
-  const prepared = await runToEnd({
-    command: process.execPath,
-    args: [join(root, 'bench/prepare.mjs'), '--results', resultsDir, '--upstream', `http://127.0.0.1:${mockPort}/v1`, '--root', root],
-    cwd: root,
-  });
-  if (prepared.code !== 0) throw new Error(`prepare.mjs failed: ${prepared.output.slice(-1500)}`);
-  const state = JSON.parse(readFileSync(join(resultsDir, 'state.json'), 'utf8'));
+  const { state, storageFor } = await startToolFixture({ root, peerDir, resultsDir, mockPort, loadCpus, started });
   const profileFile = join(resultsDir, 'allocation.heapprofile');
-  let storage = state.sqlite;
-  if (mode === 'postgres') {
-    const postgres = await postgresRedisMode(resultsDir, { postgresUrl: process.env.BENCH_POSTGRES_URL, redisUrl: process.env.BENCH_REDIS_URL });
-    started.push({ dispose: () => postgres.dispose() });
-    const setup = modeEnvironment({ ...postgres, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret });
-    storage = { ...postgres, ...(await prepareGateway({ root, environment: setup, logFile: join(resultsDir, 'prepare-postgres.log') })) };
-  }
+  const storage = await storageFor(mode);
   const env = modeEnvironment({ ...storage, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: gwPort });
   const gateway = startProcess({
     command: join(root, 'bin/gw-server'),
@@ -136,9 +114,4 @@ main()
     console.error(`allocation-profile FAILED: ${error.stack ?? error.message}`);
     process.exitCode = 1;
   })
-  .finally(async () => {
-    for (const handle of started.reverse()) {
-      if (handle.dispose) await handle.dispose().catch((error) => console.error(`cleanup failed: ${error.message}`));
-      else await stopProcess(handle, 10_000);
-    }
-  });
+  .finally(() => stopStarted(started));
