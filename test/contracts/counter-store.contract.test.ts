@@ -91,3 +91,28 @@ for (const implementation of implementations) {
     });
   });
 }
+
+describe('Redis counter store: window counters expire', { skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set' }, () => {
+  test('two windows after the increment that created them; later increments keep that expiry', async () => {
+    const redis = new Redis(redisUrl!, { maxRetriesPerRequest: 1 });
+    connections.push(redis);
+    const prefix = `gwtest:${randomUUID()}:`;
+    const store = createRedisCounterStore({ redis, prefix });
+    const key = `${prefix}ttl:${Math.floor(T0 / 60_000)}`;
+    await store.hit([limit('ttl', 10)], T0);
+    const created = await redis.pttl(key);
+    assert.ok(created > 110_000 && created <= 120_000, `a new counter lives two windows (pttl ${created})`);
+    // Shortened by hand: a later increment that finds the counter must not extend it again.
+    await redis.pexpire(key, 5_000);
+    await store.hit([limit('ttl', 10)], T0 + 1);
+    const kept = await redis.pttl(key);
+    assert.ok(kept > 0 && kept <= 5_000, `an existing counter keeps its expiry (pttl ${kept})`);
+    assert.equal(await redis.get(key), '2');
+    // A counter that expired is created anew by the next increment, with a fresh expiry.
+    await redis.del(key);
+    await store.hit([limit('ttl', 10)], T0 + 2);
+    assert.equal(await redis.get(key), '1');
+    assert.ok((await redis.pttl(key)) > 110_000);
+    await store.close();
+  });
+});
