@@ -15,8 +15,9 @@ import { sendUnhurried } from '../lib/redis-turn-writes.js';
  * when its increment created it. A counter outlives its window by the next one, when it is read as
  * the previous window: created at any time in window N, it expires at the earliest at the end of
  * window N+1. Nothing else creates a counter (ADJUST only changes existing ones, and keeps the TTL).
- * Measured with INFO commandstats under `node bench/allocation-profile.mjs --mode postgres`-style
- * load: 12 commands per check became 4, and the script's server time fell from ~41 to ~19 µs.
+ * 12 commands per check became 4; the script's server time (INFO commandstats after
+ * `redis-benchmark -n 10000 -c 1 evalsha <sha> 6 <keys> <args>`, three limits) fell from 41–49 to
+ * ~34 µs on the 2-core bench host.
  */
 const HIT = `
 local n = #KEYS / 2
