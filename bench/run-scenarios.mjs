@@ -56,6 +56,8 @@ const state = JSON.parse(readFileSync(paths.state, 'utf8'));
 const started = [];
 const log = (message) => process.stderr.write(`[scenarios ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
 const cpus = (which) => (settings.pin ? which : undefined);
+/** The servers behind Postgres + Redis mode, by process name (Postgres's backends share the name). */
+const SHARED_SERVERS = ['redis-server', 'postgres'];
 
 async function stopAll() {
   for (const handle of started.reverse()) await stopProcess(handle, 10_000);
@@ -132,7 +134,9 @@ async function measureGroup(session, group, round) {
   for (let step = 0; step < count; step++) {
     const entry = group.entries[(step + round - 1) % count];
     const quiet = await waitForQuiet({ busyBelow: settings.quietBusy, maxMs: settings.quietMaxS * 1000 });
-    const outcome = await measure(entry.spec, { ...measureSettings, gatewayPid: session.pidOf(entry.name) });
+    // In Postgres + Redis mode a call also costs the shared servers' CPU, measured beside the gateway's.
+    const services = name === 'postgres' && entry.name !== 'direct' ? SHARED_SERVERS : undefined;
+    const outcome = await measure(entry.spec, { ...measureSettings, gatewayPid: session.pidOf(entry.name), services });
     const bad = badCount(entry.spec.kind, outcome.result);
     session.records.push({ mode: name, round, group: group.id, name: entry.name, kind: entry.spec.kind, bad, at: new Date().toISOString(), quiet, ...outcome });
     const waited = quiet.quiet ? (quiet.waitedMs > 1000 ? ` (waited ${(quiet.waitedMs / 1000).toFixed(1)} s for a quiet machine)` : '') : ` (machine still ${Math.round(quiet.busy * 100)}% busy after ${settings.quietMaxS} s)`;

@@ -2,16 +2,19 @@
 // or wrk (closed-loop max throughput), run pinned on the load CPUs. The gateway's CPU use over
 // the measurement is read from /proc.
 import { join } from 'node:path';
-import { cpuSeconds, runToEnd } from './processes.mjs';
+import { commandCpuSeconds, cpuSeconds, runToEnd } from './processes.mjs';
 
 /**
  * spec: { kind: 'rate'|'stream'|'thr', url, bodyFile, headers, marker, rate?, conns?, concurrency?, minEvents? }
- * settings: { peerDir, loadCpus, durationS, streamDurationS, gatewayPid? }
- * Returns { result (loadgen/wrk JSON or null), gwCpuPct, gwCpuS, wallS, rc }.
+ * settings: { peerDir, loadCpus, durationS, streamDurationS, gatewayPid?, services? }
+ * Returns { result (loadgen/wrk JSON or null), gwCpuPct, gwCpuS, wallS, rc }, and with `services`
+ * (command names, e.g. ['redis-server', 'postgres']) their CPU seconds over the measurement by
+ * name as `servicesCpuS`.
  */
 export async function measure(spec, settings) {
-  const { peerDir, loadCpus, durationS, streamDurationS, gatewayPid } = settings;
+  const { peerDir, loadCpus, durationS, streamDurationS, gatewayPid, services } = settings;
   const cpuBefore = gatewayPid ? cpuSeconds(gatewayPid) : 0;
+  const servicesBefore = services?.length ? commandCpuSeconds(services) : undefined;
   const started = Date.now();
   let run;
   if (spec.kind === 'thr') {
@@ -38,7 +41,12 @@ export async function measure(spec, settings) {
   const wallS = (Date.now() - started) / 1000;
   const gwCpuS = gatewayPid ? cpuSeconds(gatewayPid) - cpuBefore : null;
   const gwCpuPct = gwCpuS === null ? null : Number(((gwCpuS / wallS) * 100).toFixed(1));
-  return { result: parseResult(spec.kind, run.stdout), gwCpuPct, gwCpuS, wallS: Number(wallS.toFixed(2)), rc: run.code };
+  const outcome = { result: parseResult(spec.kind, run.stdout), gwCpuPct, gwCpuS, wallS: Number(wallS.toFixed(2)), rc: run.code };
+  if (servicesBefore) {
+    const servicesAfter = commandCpuSeconds(services);
+    outcome.servicesCpuS = Object.fromEntries(services.map((name) => [name, servicesAfter[name] - servicesBefore[name]]));
+  }
+  return outcome;
 }
 
 function parseResult(kind, stdout) {

@@ -1,7 +1,7 @@
 // Child processes for the benchmark: started pinned to CPUs (taskset), tracked by PID, stopped
 // only by their PID. Memory and CPU are read from /proc, summed over the process tree.
 import { spawn, execFileSync } from 'node:child_process';
-import { createWriteStream, readFileSync, existsSync } from 'node:fs';
+import { createWriteStream, readFileSync, readdirSync, existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -116,7 +116,6 @@ export function memoryKb(pid, field) {
 
 /** utime + stime of the process tree, in seconds. */
 export function cpuSeconds(pid) {
-  const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
   let ticks = 0;
   for (const each of treePids(pid)) {
     const path = `/proc/${each}/stat`;
@@ -124,7 +123,40 @@ export function cpuSeconds(pid) {
     const fields = readFileSync(path, 'utf8').replace(/^.*\) /, '').split(' ');
     ticks += Number(fields[11]) + Number(fields[12]);
   }
-  return ticks / ticksPerSecond;
+  return ticks / clockTicksPerSecond();
+}
+
+/**
+ * utime + stime in seconds, by command name, of every process whose name (/proc/<pid>/comm, as in
+ * /proc/<pid>/stat) is one of `names`: the shared servers (redis-server, postgres and its
+ * backends) whose CPU a call in Postgres + Redis mode costs besides the gateway's own. Processes
+ * that end while being read are skipped.
+ */
+export function commandCpuSeconds(names) {
+  const totals = Object.fromEntries(names.map((name) => [name, 0]));
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const nameEnd = stat.lastIndexOf(')');
+    const name = stat.slice(stat.indexOf('(') + 1, nameEnd);
+    if (!Object.hasOwn(totals, name)) continue;
+    const fields = stat.slice(nameEnd + 2).split(' ');
+    totals[name] += Number(fields[11]) + Number(fields[12]);
+  }
+  const perSecond = clockTicksPerSecond();
+  for (const name of names) totals[name] /= perSecond;
+  return totals;
+}
+
+let ticksPerSecond;
+function clockTicksPerSecond() {
+  ticksPerSecond ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+  return ticksPerSecond;
 }
 
 /** Runs a command to completion (pinned), returns its stdout. Bounded by `timeoutMs`. */

@@ -54,6 +54,19 @@ const metricOf = {
   stream: { p50: (r) => r?.first_event_ms?.p50 ?? null, p99: (r) => r?.first_event_ms?.p99 ?? null },
 };
 
+/**
+ * The shared servers' CPU per answered request (µs, median over rounds) by process name, from the
+ * measurements that recorded it (Postgres + Redis mode); undefined when none did.
+ */
+function servicesCpuUsPerRequest(records) {
+  const names = [...new Set(records.flatMap((record) => Object.keys(record.servicesCpuS ?? {})))];
+  if (names.length === 0) return undefined;
+  return Object.fromEntries(names.map((name) => [name, median(records.map((record) => {
+    const seconds = record.servicesCpuS?.[name];
+    return seconds !== undefined && record.result?.requests ? (seconds * 1e6) / record.result.requests : null;
+  }))]));
+}
+
 /** Per-mode, per-group rows: each gateway variant against the direct call of the same round. */
 export function scenarioRows(mode, settings) {
   const rows = [];
@@ -70,6 +83,8 @@ export function scenarioRows(mode, settings) {
       if (kind === 'thr') {
         row.rps = median(own.map((record) => resultOf(record)?.rps ?? null));
         row.cpuUsPerRequest = median(own.map((record) => (record.gwCpuS && record.result?.requests ? (record.gwCpuS * 1e6) / record.result.requests : null)));
+        const services = servicesCpuUsPerRequest(own);
+        if (services) row.servicesCpuUsPerRequest = services;
         row.directRps = median(direct.map((record) => resultOf(record)?.rps ?? null));
         row.ratioToDirect = median(own.map((record) => {
           const pair = directOf(record.round);

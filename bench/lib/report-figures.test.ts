@@ -59,6 +59,21 @@ describe('benchmark report figures', () => {
     assert.equal(row.saturated, true, 'one round below 95% of the offered rate marks the row saturated');
   });
 
+  test("the shared servers' CPU per request is the median over rounds, by server", () => {
+    const thr = (round: number, requests: number, servicesCpuS?: Record<string, number>) => ({
+      mode: 'postgres', group: 'thr@32', name: 'gw', kind: 'thr', round, bad: 0, gwCpuS: 1, result: { rps: requests / 8, requests }, servicesCpuS,
+    });
+    const records = [
+      thr(1, 10_000, { 'redis-server': 0.5, postgres: 0.2 }),
+      thr(2, 20_000, { 'redis-server': 0.6, postgres: 0.6 }),
+      thr(3, 10_000, { 'redis-server': 0.1, postgres: 0.3 }),
+    ];
+    const [row] = scenarioRows({ records });
+    assert.deepEqual(row.servicesCpuUsPerRequest, { 'redis-server': 30, postgres: 30 });
+    const [embedded] = scenarioRows({ records: records.map((record) => ({ ...record, servicesCpuS: undefined })) });
+    assert.equal(embedded.servicesCpuUsPerRequest, undefined, 'nothing is reported where nothing was measured');
+  });
+
   test('targets are judged from the figures: met, missed and not measured', () => {
     const good = targetChecks(peer(4200, { p50_ms: 0.25, p99_ms: 1.5 }, 0.8, 120 * 1024), null) as Check[];
     assert.equal(verdictOf(good, 'Max throughput'), 'met');
