@@ -130,7 +130,8 @@ export function cpuSeconds(pid) {
  * utime + stime in seconds, by command name, of every process whose name (/proc/<pid>/comm, as in
  * /proc/<pid>/stat) is one of `names`: the shared servers (redis-server, postgres and its
  * backends) whose CPU a call in Postgres + Redis mode costs besides the gateway's own. Processes
- * that end while being read are skipped.
+ * that end while being read are skipped; one that ends between two readings takes its CPU with it
+ * (the gateway's pool keeps its Postgres connections, so their backends, open throughout).
  */
 export function commandCpuSeconds(names) {
   const totals = Object.fromEntries(names.map((name) => [name, 0]));
