@@ -125,7 +125,8 @@ for (const [name, mode] of Object.entries(scenarios?.modes ?? {})) {
     lines.push('');
     continue;
   }
-  const rows = scenarioRows(mode).map((row) => {
+  const modeRows = scenarioRows(mode);
+  const rows = modeRows.map((row) => {
     const scenario = `${describe[row.group] ?? row.group}${variant[row.name] ?? ` — ${row.name}`}`;
     if (row.kind === 'thr') {
       const cpu = `${fmt(row.gwCpuPct)}${row.cpuUsPerRequest ? ` (${fmt(row.cpuUsPerRequest)} µs / request)` : ''}`;
@@ -139,7 +140,7 @@ for (const [name, mode] of Object.entries(scenarios?.modes ?? {})) {
   lines.push(table(['scenario', 'gw p50 / p99 (or rps)', 'direct', 'added p50 / p99', 'gw cpu %', 'bad'], rows));
   lines.push('');
   lines.push(`Peak RSS (VmHWM) of the gateway: ${fmt(mode.rssPeakKb / 1024)} MB (idle after warm-up ${fmt(mode.rssIdleKb / 1024)} MB, at the end ${fmt(mode.rssEndKb / 1024)} MB).`);
-  const serverCpu = scenarioRows(mode).find((row) => row.kind === 'thr' && row.name === 'gw')?.servicesCpuUsPerRequest;
+  const serverCpu = modeRows.find((row) => row.kind === 'thr' && row.name === 'gw')?.servicesCpuUsPerRequest;
   if (serverCpu) lines.push(`- CPU of the shared servers per request at max throughput (32 conns), besides the gateway's own: ${Object.entries(serverCpu).map(([name, us]) => `${name} ${fmt(us)} µs`).join(', ')} (they share the machine's CPUs with the gateway and the load).`);
   for (const note of mode.notes ?? []) lines.push(`- ${note}`);
   if (mode.soak) lines.push(`- Soak: ${mode.soak.durationS} s at 500 req/s, RSS samples (MB): ${mode.soak.samples.map((sample) => fmt(sample.rss_kb / 1024)).join(', ')}; bad ${mode.soak.bad}.`);

@@ -54,6 +54,11 @@ const metricOf = {
   stream: { p50: (r) => r?.first_event_ms?.p50 ?? null, p99: (r) => r?.first_event_ms?.p99 ?? null },
 };
 
+/** CPU seconds spent over a throughput measurement, per answered request, in µs; null when either is missing. */
+function microsPerRequest(seconds, record) {
+  return seconds && record.result?.requests ? (seconds * 1e6) / record.result.requests : null;
+}
+
 /**
  * The shared servers' CPU per answered request (µs, median over rounds) by process name, from the
  * measurements that recorded it (Postgres + Redis mode); undefined when none did.
@@ -61,10 +66,7 @@ const metricOf = {
 function servicesCpuUsPerRequest(records) {
   const names = [...new Set(records.flatMap((record) => Object.keys(record.servicesCpuS ?? {})))];
   if (names.length === 0) return undefined;
-  return Object.fromEntries(names.map((name) => [name, median(records.map((record) => {
-    const seconds = record.servicesCpuS?.[name];
-    return seconds !== undefined && record.result?.requests ? (seconds * 1e6) / record.result.requests : null;
-  }))]));
+  return Object.fromEntries(names.map((name) => [name, median(records.map((record) => microsPerRequest(record.servicesCpuS?.[name], record)))]));
 }
 
 /** Per-mode, per-group rows: each gateway variant against the direct call of the same round. */
@@ -82,7 +84,7 @@ export function scenarioRows(mode, settings) {
       const row = { group, name, kind, rounds: own.length, bad: own.reduce((sum, record) => sum + record.bad, 0), gwCpuPct: median(own.map((record) => record.gwCpuPct)) };
       if (kind === 'thr') {
         row.rps = median(own.map((record) => resultOf(record)?.rps ?? null));
-        row.cpuUsPerRequest = median(own.map((record) => (record.gwCpuS && record.result?.requests ? (record.gwCpuS * 1e6) / record.result.requests : null)));
+        row.cpuUsPerRequest = median(own.map((record) => microsPerRequest(record.gwCpuS, record)));
         const services = servicesCpuUsPerRequest(own);
         if (services) row.servicesCpuUsPerRequest = services;
         row.directRps = median(direct.map((record) => resultOf(record)?.rps ?? null));
@@ -206,7 +208,7 @@ function postgresChecks(scenarios) {
   const thrB = find(b, 'thr@32');
   if (thrA && thrB) {
     const rps = (record) => record.result?.rps ?? null;
-    const cpuUs = (record) => (record.gwCpuS && record.result?.requests ? (record.gwCpuS * 1e6) / record.result.requests : null);
+    const cpuUs = (record) => microsPerRequest(record.gwCpuS, record);
     const factor = pairedRatio(sqlite.records, postgres.records, 'thr@32', (embedded, shared) => rps(embedded) / rps(shared)) ?? thrA.rps / thrB.rps;
     checks.push({ target: 'Postgres + Redis: max throughput within 1.5× (embedded ÷ Postgres, median of the rounds’ ratios)', figure: `${fmt(factor)}× (${fmt(thrB.rps)} vs ${fmt(thrA.rps)} req/s)`, verdict: verdict(factor <= 1.5) });
     if (thrA.cpuUsPerRequest && thrB.cpuUsPerRequest) {
