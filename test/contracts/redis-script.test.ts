@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { redisScript } from '../../src/lib/redis-script.js';
+import { redisScript, sendScript } from '../../src/lib/redis-script.js';
+import { writtenCommands } from '../helpers/redis-socket-writes.js';
 import { coalesceTurnWrites } from '../../src/lib/redis-turn-writes.js';
 
 const redisUrl = process.env.GW_TEST_REDIS_URL;
@@ -33,7 +34,7 @@ describe('Redis scripts sent in their encoded form', { skip: redisUrl ? false : 
     // Lengths at digit boundaries (10 and 100 bytes) as well: a wrong length prefix breaks the protocol.
     const args = ['', 'line\r\nbreak', 42, 0.5, 'x'.repeat(10), 'y'.repeat(100)];
     const echoed = [2, keys[0], keys[1], '', 'line\r\nbreak', '42', '0.5', 'x'.repeat(10), 'y'.repeat(100)];
-    // First run: the server does not know the script (NOSCRIPT), so its body is sent; then by SHA.
+    // First run: the body is sent (EVAL); then by SHA.
     assert.deepEqual(await script.run(redis, keys, args), echoed);
     assert.deepEqual(await script.run(redis, keys, args), echoed);
     // Several in one turn (one corked write) answer each its own.
@@ -56,5 +57,31 @@ describe('Redis scripts sent in their encoded form', { skip: redisUrl ? false : 
     const failing = redisScript(`-- ${randomUUID()}\nreturn redis.error_reply('GWTEST refused ' .. ARGV[1])`);
     await assert.rejects(failing.run(redis, [], ['here']), /GWTEST refused here/);
     assert.equal(await redis.ping(), 'PONG');
+  });
+
+  test("a script's first use sends its body in its place: commands issued after it run after it", async () => {
+    const redis = client();
+    coalesceTurnWrites(redis);
+    await redis.connect();
+    const commands = writtenCommands(redis);
+    const key = `gw-test:${randomUUID()}`;
+    const add = redisScript(`-- ${randomUUID()}\nreturn redis.call('INCRBY', KEYS[1], ARGV[1])`);
+    const first = add.run(redis, [key], [1]);
+    const read = redis.get(key);
+    assert.deepEqual(await Promise.all([first, read]), [1, '1']);
+    assert.equal(await add.run(redis, [key], [10]), 11);
+    assert.deepEqual(commands(), ['eval', 'get', 'evalsha']);
+    await redis.del(key);
+  });
+
+  test('a script the server has lost (NOSCRIPT after a restart or flush) is sent whole again and answers', async () => {
+    const redis = client();
+    await redis.connect();
+    const commands = writtenCommands(redis);
+    // A SHA-1 the server cannot know stands in for a script its cache no longer has.
+    const lost = { lua: `-- ${randomUUID()}\nreturn ARGV[1]`, sha: 'f'.repeat(40) };
+    assert.equal(await sendScript(redis, lost, [], ['first']), 'first');
+    assert.equal(await sendScript(redis, lost, [], ['again']), 'again');
+    assert.deepEqual(commands(), ['eval', 'evalsha', 'eval']);
   });
 });
