@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { redisScript } from './redis-script.js';
 
 /**
  * Announces changes to cached state (a key revoked, an org's settings, the model catalog) so that
@@ -44,6 +45,9 @@ export function createLocalChangeFeed(): ChangeFeed {
 
 const CHANNEL = 'gw:changes';
 const VERSION_KEY = 'gw:changes:version';
+// A script rather than a GET: read on every call, it then leaves in the call's one composite
+// script with the rate-limit check and the credit hold (lib/redis-script-batch.ts).
+const READ_VERSION = redisScript(`return redis.call('GET', KEYS[1])`);
 
 /**
  * Redis pub/sub. `subscriber` must be a dedicated connection. When the subscription is lost and
@@ -86,7 +90,7 @@ export function createRedisChangeFeed(publisher: Redis, subscriber: Redis): Chan
       if (failed) throw failed[0];
     },
     async version() {
-      return (await publisher.get(VERSION_KEY)) ?? '0';
+      return ((await READ_VERSION.run(publisher, [VERSION_KEY], [])) as string | null) ?? '0';
     },
     subscribe(listener) {
       listeners.add(listener);

@@ -16,8 +16,12 @@ import { Command, type Redis } from 'ioredis';
  * reconnection, offline queue and reply parsing, and the turn coalescing of redis-turn-writes.ts.
  */
 export function sendEncodedCommand(redis: Redis, name: string, ...argumentGroups: ReadonlyArray<readonly CommandArgument[]>): Promise<unknown> {
-  const command = new EncodedCommand(name, encodeCommand(name, ...argumentGroups));
-  return redis.sendCommand(command) as Promise<unknown>;
+  return redis.sendCommand(encodedCommand(name, ...argumentGroups)) as Promise<unknown>;
+}
+
+/** The command sendEncodedCommand sends, for a caller that writes it by its own path; its reply is `command.promise`. */
+export function encodedCommand(name: string, ...argumentGroups: ReadonlyArray<readonly CommandArgument[]>): Command {
+  return new EncodedCommand(name, encodeCommand(name, ...argumentGroups));
 }
 
 /** Numbers are sent as `String(value)` writes them, as ioredis does. */

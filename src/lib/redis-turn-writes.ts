@@ -1,4 +1,6 @@
-import type { Redis } from 'ioredis';
+import type { Command, Redis } from 'ioredis';
+import type { CommandArgument } from './redis-encoded-command.js';
+import { sendScriptBatch, type BatchableScript, type PendingScript } from './redis-script-batch.js';
 
 export interface TurnWriteOptions {
   /**
@@ -10,6 +12,7 @@ export interface TurnWriteOptions {
 
 interface Coalescer {
   unhurriedDepth: number;
+  queueScript(entry: PendingScript): void;
 }
 
 const coalescers = new WeakMap<Redis, Coalescer>();
@@ -44,21 +47,41 @@ const coalescers = new WeakMap<Redis, Coalescer>();
  * issued through `sendUnhurried`: they stay corked until the next urgent command's write, which
  * they join, or until `unhurriedWindowMs` has passed. Under steady traffic that is the next call's
  * admission write a moment later, so a call costs one write to Redis instead of two.
+ *
+ * Lua scripts (lib/redis-script.ts) go one step further: instead of one EVALSHA each, the scripts
+ * that leave in one write are sent as one composite script (lib/redis-script-batch.ts), so a call's
+ * five scripts reach Redis as one command. They wait in a queue of their own until the write, and
+ * a plain command issued meanwhile sends them first: Redis still runs everything in the order it
+ * was issued.
  */
 export function coalesceTurnWrites(redis: Redis, options: TurnWriteOptions = {}): void {
   const windowMs = options.unhurriedWindowMs ?? 5;
   const send = redis.sendCommand.bind(redis);
-  const coalescer: Coalescer = { unhurriedDepth: 0 };
-  coalescers.set(redis, coalescer);
   let corked: Redis['stream'] | undefined;
   let uncorkScheduled = false;
   let windowTimer: NodeJS.Timeout | undefined;
   // Set once a turn of this event-loop pass has written (or will at its end); cleared right after the pass.
   let passHasWritten = false;
+  let queuedScripts: PendingScript[] = [];
   const passEnded = () => {
     passHasWritten = false;
   };
+  /** Into the corked stream, with no scheduling of its own: for what is already scheduled. */
+  const write = (command: Command): Promise<unknown> => {
+    if (corked === undefined && redis.status === 'ready') {
+      corked = redis.stream;
+      corked.cork();
+    }
+    return send(command) as Promise<unknown>;
+  };
+  const sendQueuedScripts = () => {
+    if (queuedScripts.length === 0) return;
+    const batch = queuedScripts;
+    queuedScripts = [];
+    sendScriptBatch(redis, batch, write);
+  };
   const uncork = () => {
+    sendQueuedScripts();
     const stream = corked;
     corked = undefined;
     uncorkScheduled = false;
@@ -70,12 +93,8 @@ export function coalesceTurnWrites(redis: Redis, options: TurnWriteOptions = {})
     // A timer callback is a turn of its own: whatever is corked now is unhurried only.
     uncork();
   };
-  redis.sendCommand = (command, stream) => {
-    if (stream !== undefined || redis.status !== 'ready') return send(command, stream);
-    if (corked === undefined) {
-      corked = redis.stream;
-      corked.cork();
-    }
+  /** Arranges for what the current turn issues to be written: at the turn's end, or within the window if it is unhurried. */
+  const schedule = () => {
     if (coalescer.unhurriedDepth === 0) {
       if (!uncorkScheduled) {
         uncorkScheduled = true;
@@ -94,8 +113,38 @@ export function coalesceTurnWrites(redis: Redis, options: TurnWriteOptions = {})
       windowTimer = setTimeout(windowEnded, windowMs);
       windowTimer.unref();
     }
-    return send(command, stream);
   };
+  const coalescer: Coalescer = {
+    unhurriedDepth: 0,
+    queueScript(entry) {
+      queuedScripts.push(entry);
+      schedule();
+    },
+  };
+  coalescers.set(redis, coalescer);
+  redis.sendCommand = (command, stream) => {
+    if (stream !== undefined || redis.status !== 'ready') return send(command, stream);
+    // Scripts issued before this command run before it, as they were issued.
+    sendQueuedScripts();
+    schedule();
+    return write(command) as ReturnType<Redis['sendCommand']>;
+  };
+}
+
+/**
+ * Runs a script as part of the turn's write (see coalesceTurnWrites), or answers undefined when
+ * the connection does not coalesce or is not ready (the script is then sent on its own, and
+ * ioredis queues or refuses it as it does any command).
+ */
+export function queueScript(
+  redis: Redis,
+  script: BatchableScript,
+  keys: readonly string[],
+  args: readonly CommandArgument[],
+): Promise<unknown> | undefined {
+  const coalescer = coalescers.get(redis);
+  if (coalescer === undefined || redis.status !== 'ready') return undefined;
+  return new Promise((resolve, reject) => coalescer.queueScript({ script, keys, args, resolve, reject }));
 }
 
 /**
