@@ -56,7 +56,11 @@ export interface CompositeScript {
   readonly slotOf: ReadonlyMap<number, number>;
 }
 
-/** Writes a command on the connection and answers its reply (the coalescer's own path, no scheduling). */
+/**
+ * Writes a command on the connection and answers its reply: the coalescer's own path, which
+ * schedules no write of its own, so it is called only while the coalescer sends a batch (the
+ * synchronous part of sendScript). Anything sent later goes through redis.sendCommand.
+ */
 export type CommandWriter = (command: Command) => Promise<unknown>;
 
 const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');

@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import { redisScript } from '../../src/lib/redis-script.js';
 import { sendScript } from '../../src/lib/redis-script-batch.js';
 import { writtenCommands } from '../helpers/redis-socket-writes.js';
-import { coalesceTurnWrites, sendUnhurried } from '../../src/lib/redis-turn-writes.js';
+import { coalesceTurnWrites, sendUnhurried, type TurnWriteOptions } from '../../src/lib/redis-turn-writes.js';
 import { nextTurn } from '../helpers/deferred.js';
 
 const redisUrl = process.env.GW_TEST_REDIS_URL;
@@ -15,6 +15,14 @@ after(() => clients.forEach((client) => client.disconnect()));
 function client(): Redis {
   const redis = new Redis(redisUrl!, { lazyConnect: true, maxRetriesPerRequest: 1 });
   clients.push(redis);
+  return redis;
+}
+
+/** A connected client whose writes are coalesced, as the gateway's shared connection is. */
+async function coalescedClient(options?: TurnWriteOptions): Promise<Redis> {
+  const redis = client();
+  coalesceTurnWrites(redis, options);
+  await redis.connect();
   return redis;
 }
 
@@ -28,9 +36,7 @@ return out`);
 
 describe('Redis scripts sent in their encoded form', { skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set: skipped' }, () => {
   test('keys and arguments reach the script as sent: multi-byte, empty and numeric ones included; the script is loaded on first use', async () => {
-    const redis = client();
-    coalesceTurnWrites(redis);
-    await redis.connect();
+    const redis = await coalescedClient();
     const script = echo();
     const keys = [`gw-test:${randomUUID()}:é✓`, 'gw-test:🙂'];
     // Lengths at digit boundaries (10 and 100 bytes) as well: a wrong length prefix breaks the protocol.
@@ -62,9 +68,7 @@ describe('Redis scripts sent in their encoded form', { skip: redisUrl ? false : 
   });
 
   test("a script's first use sends its body in its place: commands issued after it run after it", async () => {
-    const redis = client();
-    coalesceTurnWrites(redis);
-    await redis.connect();
+    const redis = await coalescedClient();
     const commands = writtenCommands(redis);
     const key = `gw-test:${randomUUID()}`;
     const add = redisScript(`-- ${randomUUID()}\nreturn redis.call('INCRBY', KEYS[1], ARGV[1])`);
@@ -77,9 +81,7 @@ describe('Redis scripts sent in their encoded form', { skip: redisUrl ? false : 
   });
 
   test('the scripts of one turn run as composites of up to six: each gets its own reply or error, in the order issued', async () => {
-    const redis = client();
-    coalesceTurnWrites(redis);
-    await redis.connect();
+    const redis = await coalescedClient();
     const commands = writtenCommands(redis);
     const tag = randomUUID();
     const key = `gw-test:${tag}`;
@@ -123,9 +125,7 @@ describe('Redis scripts sent in their encoded form', { skip: redisUrl ? false : 
   });
 
   test('a plain command issued after scripts in the same turn runs after them', async () => {
-    const redis = client();
-    coalesceTurnWrites(redis);
-    await redis.connect();
+    const redis = await coalescedClient();
     const commands = writtenCommands(redis);
     const key = `gw-test:${randomUUID()}`;
     const add = redisScript(`-- ${randomUUID()}\nreturn redis.call('INCRBY', KEYS[1], ARGV[1])`);
@@ -140,9 +140,7 @@ describe('Redis scripts sent in their encoded form', { skip: redisUrl ? false : 
   });
 
   test('unhurried scripts wait for the next urgent ones and run with them, first', async () => {
-    const redis = client();
-    coalesceTurnWrites(redis, { unhurriedWindowMs: 60_000 });
-    await redis.connect();
+    const redis = await coalescedClient({ unhurriedWindowMs: 60_000 });
     const tag = randomUUID();
     const key = `gw-test:${tag}`;
     const add = redisScript(`-- ${tag}\nreturn redis.call('INCRBY', KEYS[1], ARGV[1])`);
@@ -173,9 +171,7 @@ describe('Redis scripts sent in their encoded form', { skip: redisUrl ? false : 
   });
 
   test("a script with 128 or more keys or arguments is not batched: it and its turn's others go one by one", async () => {
-    const redis = client();
-    coalesceTurnWrites(redis);
-    await redis.connect();
+    const redis = await coalescedClient();
     const tag = randomUUID();
     const count = redisScript(`-- ${tag}\nreturn #ARGV`);
     const echo = redisScript(`-- ${tag}\nreturn ARGV[1]`);
