@@ -10,7 +10,13 @@
 //   node bench/call-timeline.mjs                       # streamed chat, both modes, 10 s each
 //   node bench/call-timeline.mjs --kind chat           # non-streamed chat
 //   node bench/call-timeline.mjs --mode sqlite         # one mode only (sqlite | postgres | both)
+//   node bench/call-timeline.mjs --rate 500            # chat calls at 500 req/s, open loop: where the tail goes
 //   options: --seconds N  --json
+//
+// With --rate the calls overlap, so instead of the median of every step it prints percentiles of
+// the spans of a call (bench/lib/call-spans-probe.mjs): the gateway's own work before and after the
+// upstream exchange, the wait to write the upstream request, and the upstream's answer time, next
+// to the load generator's own p50/p99 of the whole answer.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -21,16 +27,18 @@ import { portOpen, startProcess, waitForListening } from './lib/processes.mjs';
 import { gatewayEnvironment } from './lib/gateway-setup.mjs';
 import { startToolFixture, stopStarted } from './lib/tool-fixture.mjs';
 import { alignTimelines, summarizeTimeline } from './lib/call-timeline-summary.mjs';
+import { summarizeSpans } from './lib/call-spans-summary.mjs';
 
 const argv = process.argv.slice(2);
 const option = (name, fallback) => {
   const index = argv.indexOf(`--${name}`);
   return index >= 0 && argv[index + 1] !== undefined ? argv[index + 1] : fallback;
 };
-const kind = option('kind', 'stream');
+const rate = argv.includes('--rate') ? Number(option('rate', NaN)) : undefined;
+const kind = option('kind', rate === undefined ? 'stream' : 'chat');
 const modeOption = option('mode', 'both');
-if (!['chat', 'stream'].includes(kind) || !['sqlite', 'postgres', 'both'].includes(modeOption)) {
-  console.error('usage: call-timeline.mjs [--kind stream|chat] [--mode sqlite|postgres|both] [--seconds N] [--json]');
+if (!['chat', 'stream'].includes(kind) || !['sqlite', 'postgres', 'both'].includes(modeOption) || (rate !== undefined && (!(rate > 0 && rate <= 5000) || kind !== 'chat'))) {
+  console.error('usage: call-timeline.mjs [--kind stream|chat | --rate N (1-5000, chat)] [--mode sqlite|postgres|both] [--seconds N] [--json]');
   process.exit(2);
 }
 const modes = modeOption === 'both' ? ['sqlite', 'postgres'] : [modeOption];
@@ -58,7 +66,10 @@ async function main() {
     const gateway = startProcess({
       command: join(root, 'bin/gw-server'),
       cwd: root,
-      env: { ...env, GW_NODE_FLAGS: `--import ${join(root, 'bench/lib/call-timeline-probe.mjs')}`, GW_CALL_TIMELINE_OUT: output },
+      env:
+        rate === undefined
+          ? { ...env, GW_NODE_FLAGS: `--import ${join(root, 'bench/lib/call-timeline-probe.mjs')}`, GW_CALL_TIMELINE_OUT: output }
+          : { ...env, GW_NODE_FLAGS: `--import ${join(root, 'bench/lib/call-spans-probe.mjs')}`, GW_CALL_SPANS_OUT: output },
       cpus: gwCpus,
       logFile: join(resultsDir, `gw-${mode}.log`),
     });
@@ -68,6 +79,7 @@ async function main() {
   }
 
   const settings = { peerDir, loadCpus, durationS: seconds, streamDurationS: seconds };
+  if (rate !== undefined) return spansAtRate(gateways, settings);
   const oneAtATime = (target) =>
     kind === 'chat'
       ? { kind: 'rate', url: target.url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers: target.headers, marker: 'peerbench-mock', rate: 50 }
@@ -102,6 +114,40 @@ async function main() {
   for (const row of aligned.rows) console.log(`${row.step.padEnd(width)}${aligned.labels.map((label) => cell(row.byLabel[label])).join('')}`);
   const clientStep = kind === 'chat' ? 'client: whole answer p50' : 'client: first event p50';
   console.log(`${clientStep.padEnd(width)}${aligned.labels.map((label) => cell(clientFigures[label])).join('')}`);
+}
+
+/** --rate: chat calls at a fixed rate in each mode, then the percentiles of each span of a call. */
+async function spansAtRate(gateways, settings) {
+  const results = {};
+  for (const mode of modes) {
+    const target = gateways[mode];
+    const spec = { kind: 'rate', url: target.url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers: target.headers, marker: 'peerbench-mock', rate };
+    console.error(`${labels[mode]}: warming up`);
+    await measure({ kind: 'thr', url: target.url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers: target.headers, conns: 32 }, { ...settings, durationS: 3 });
+    await measure(spec, { ...settings, durationS: 2 });
+    await collect(target);
+    console.error(`${labels[mode]}: ${rate} chat calls a second for ${seconds} s`);
+    const outcome = await measure(spec, settings);
+    const recorded = await collect(target);
+    // The load generator's own warm-up second is recorded too: only calls after it count.
+    const firstSeen = Math.min(...recorded.calls.map((call) => call.seen));
+    const calls = recorded.calls.filter((call) => call.seen >= firstSeen + 1000);
+    if (calls.length === 0) throw new Error(`${labels[mode]}: no calls were recorded (${JSON.stringify(outcome.result)})`);
+    results[labels[mode]] = { spans: summarizeSpans(calls), client: outcome.result?.latency_ms, secondUpstreamRequests: recorded.unmatched };
+  }
+  if (argv.includes('--json')) {
+    console.log(JSON.stringify({ rate, seconds, results }, null, 2));
+    return;
+  }
+  const figure = (value) => (value === undefined ? '–' : value.toFixed(3));
+  for (const [label, result] of Object.entries(results)) {
+    console.log(`${label}: chat calls at ${rate} req/s for ${seconds} s, ms (${result.spans[0].calls} calls that reached the upstream)`);
+    console.log(`${'span'.padEnd(42)}${['p50', 'p90', 'p99', 'max'].map((name) => name.padStart(10)).join('')}`);
+    for (const row of result.spans) console.log(`${row.span.padEnd(42)}${[row.p50, row.p90, row.p99, row.max].map((value) => figure(value).padStart(10)).join('')}`);
+    const client = result.client ?? {};
+    console.log(`${'client: send → whole answer'.padEnd(42)}${[client.p50, client.p90, client.p99, client.max].map((value) => figure(value).padStart(10)).join('')}`);
+    console.log('');
+  }
 }
 
 /** Asks the probe for the calls recorded since the last time, and waits for them. */

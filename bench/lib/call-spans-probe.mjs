@@ -1,0 +1,54 @@
+// Preloaded into the gateway by `bench/call-timeline.mjs --rate N` (node --import). Under an
+// open-loop load, where calls overlap, it records four moments of every call: the gateway saw the
+// request, it created the upstream request, undici wrote that request's headers, the upstream's
+// answer headers arrived, and the answer to the client finished. An upstream request is credited
+// to its call through AsyncLocalStorage: the store is entered when the request starts, on the
+// connection's own async context, and the call's continuations carry it to undici's
+// `undici:request:create` channel. SIGUSR2 writes the completed calls to GW_CALL_SPANS_OUT (JSON)
+// and starts over.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { subscribe } from 'node:diagnostics_channel';
+import { writeFileSync } from 'node:fs';
+import { isMainThread } from 'node:worker_threads';
+
+if (isMainThread) {
+  const output = process.env.GW_CALL_SPANS_OUT;
+  const currentCall = new AsyncLocalStorage();
+  const byUpstreamRequest = new Map();
+  let calls = [];
+  let unmatched = 0;
+  subscribe('http.server.request.start', ({ response }) => {
+    const call = { seen: performance.now() };
+    currentCall.enterWith(call);
+    response.once('finish', () => {
+      call.finished = performance.now();
+      calls.push(call);
+    });
+  });
+  subscribe('undici:request:create', ({ request }) => {
+    const call = currentCall.getStore();
+    // A retry or fallback makes a second upstream request: the call keeps its first.
+    if (call === undefined || call.created !== undefined) {
+      unmatched++;
+      return;
+    }
+    call.created = performance.now();
+    byUpstreamRequest.set(request, call);
+  });
+  subscribe('undici:client:sendHeaders', ({ request }) => {
+    const call = byUpstreamRequest.get(request);
+    if (call !== undefined) call.written = performance.now();
+  });
+  subscribe('undici:request:headers', ({ request }) => {
+    const call = byUpstreamRequest.get(request);
+    if (call === undefined) return;
+    call.answered = performance.now();
+    byUpstreamRequest.delete(request);
+  });
+  subscribe('undici:request:error', ({ request }) => byUpstreamRequest.delete(request));
+  process.on('SIGUSR2', () => {
+    if (output) writeFileSync(output, JSON.stringify({ calls, unmatched }));
+    calls = [];
+    unmatched = 0;
+  });
+}
