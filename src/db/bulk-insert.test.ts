@@ -57,7 +57,8 @@ test('inline writer: a slice ends when its time is up, and the event loop gets a
   const { connection } = openFile('turns.db');
   // Each clock read is a millisecond later: every slice is over its time at its first read (4 rows).
   let clock = 0;
-  const inserter = createSqliteInlineBulkInserter(connection, { sliceMs: 0.25, now: () => (clock += 1) });
+  // An idle loop between slices: none of a turn was busy.
+  const inserter = createSqliteInlineBulkInserter(connection, { sliceMs: 0.25, now: () => (clock += 1), busyMs: () => 0 });
   const counter = turnCounter();
   try {
     await inserter.insert('spend_ledger', ledgerRows(0, 1_280));
@@ -71,24 +72,34 @@ test('inline writer: a slice ends when its time is up, and the event loop gets a
 
 test('inline writer: after a long turn (a busy loop) the next slice may run for half of it, so the writer keeps pace', async () => {
   const { connection } = openFile('busy.db');
-  // Each clock read inside a slice is a millisecond; each turn of the loop between slices is 100.
+  // Each clock read inside a slice is a millisecond; each turn of the loop between slices is 100, all of it busy.
   let clock = 0;
-  const inserter = createSqliteInlineBulkInserter(connection, { sliceMs: 0.25, now: () => (clock += 1) });
+  const inserter = createSqliteInlineBulkInserter(connection, { sliceMs: 0.25, now: () => (clock += 1), busyMs: () => clock });
   let busy = true;
   const busyLoop = () => {
     clock += 100;
     if (busy) setImmediate(busyLoop);
   };
   setImmediate(busyLoop);
-  const counter = turnCounter();
+  const rowCount = () => (connection.prepare('select count(*) as n from spend_ledger').get() as { n: number }).n;
+  // Slices are counted as the distinct row counts seen between turns: a turn of the loop may pass several times between two slices.
+  const seen = new Set<number>();
+  let watching = true;
+  const watch = () => {
+    if (!watching) return;
+    seen.add(rowCount());
+    setImmediate(watch);
+  };
+  setImmediate(watch);
   try {
     await inserter.insert('spend_ledger', ledgerRows(0, 1_280));
-    // The first slice holds 4 rows; after a ~100 ms turn the next may take ~50 ms (200 rows at a ms a read of 4).
-    assert.ok(counter.turns() <= 12, `a few long slices, not 320 short ones (${counter.turns()} turns)`);
+    watching = false;
+    // The first slice holds 4 rows; after a turn of a few 100 ms the next may take as long again (all the rest).
+    assert.ok(seen.size <= 12, `a few long slices, not 320 short ones (${seen.size} slices)`);
     assert.equal((connection.prepare('select count(*) as n from spend_ledger').get() as { n: number }).n, 1_280);
   } finally {
     busy = false;
-    counter.stop();
+    watching = false;
     connection.close();
   }
 });
@@ -105,6 +116,40 @@ test('inline writer: a batch written within the slice time is one transaction, w
     counter.stop();
     connection.close();
   }
+});
+
+test('inline writer: a callback queued with setImmediate after a slice (an upstream request being written) runs before the next slice', async () => {
+  const { connection } = openFile('yield.db');
+  // Every slice is over its time at its first clock read: 4 rows each.
+  let clock = 0;
+  const inserter = createSqliteInlineBulkInserter(connection, { sliceMs: 0.25, now: () => (clock += 1), busyMs: () => 0 });
+  try {
+    const writing = inserter.insert('spend_ledger', ledgerRows(0, 40));
+    // The first slice ran synchronously; the writer has already asked for its next turn.
+    const rowsWhenQueuedWorkRan = await new Promise<number>((resolve) =>
+      setImmediate(() => resolve((connection.prepare('select count(*) as n from spend_ledger').get() as { n: number }).n)),
+    );
+    await writing;
+    assert.equal(rowsWhenQueuedWorkRan, 4, 'only the first slice was written when the queued callback ran');
+  } finally {
+    connection.close();
+  }
+});
+
+test('Postgres batch JSON: a callback queued with setImmediate after a slice runs before the next slice', async () => {
+  let clock = 0;
+  let slicesStarted = 0;
+  const now = () => {
+    clock += 1;
+    return clock;
+  };
+  const rows = ledgerRows(0, 40);
+  // Count slice starts through the rows' own toJSON: the first row of each 4-row slice.
+  const counted = rows.map((row, index) => (index % 4 === 0 ? { ...row, toJSON: () => (slicesStarted++, row) } : row));
+  const encoding = jsonArrayInSlices(counted, 0.25, now);
+  const slicesWhenQueuedWorkRan = await new Promise<number>((resolve) => setImmediate(() => resolve(slicesStarted)));
+  assert.equal(await encoding, JSON.stringify(rows));
+  assert.equal(slicesWhenQueuedWorkRan, 1);
 });
 
 test('inline writer: table and column names must be plain identifiers', async () => {
