@@ -15,7 +15,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { gatewayEnvironment, prepareGateway, resultPaths } from './lib/gateway-setup.mjs';
 import { badCount, measure } from './lib/measure.mjs';
-import { memoryKb, portOpen, startProcess, stopProcess, waitForListening, waitForQuiet } from './lib/processes.mjs';
+import { memoryKb, portOpen, runToEnd, startProcess, stopProcess, waitForListening, waitForQuiet } from './lib/processes.mjs';
 import { probe, scenarioGroups, writeVariantBodies } from './lib/scenario-plan.mjs';
 import { postgresRedisMode } from './lib/storage-modes.mjs';
 
@@ -123,7 +123,28 @@ async function openMode(mode, port) {
   log(`${mode.name}: gateway pid ${gatewayPid} on port ${port} ready; probes ${JSON.stringify(probes)}; warming up`);
   await warmUp(groups, gatewayPid);
   const pidOf = (name) => (name === 'direct' ? undefined : name === 'node-floor' ? floor?.pid : gatewayPid);
-  return { mode, gateway, floor, pidOf, notes, probes, groups, rssIdleKb: memoryKb(gatewayPid, 'VmRSS'), records: [] };
+  return { mode, gateway, floor, pidOf, notes, probes, groups, rssIdleKb: memoryKb(gatewayPid, 'VmRSS'), records: [], redisRoundTrips: [] };
+}
+
+/**
+ * Postgres + Redis mode, once a round: one Redis round trip from the gateway's CPU
+ * (bench/redis-round-trip.mjs, PINGs 2 ms apart as calls are at 500 req/s). A call that checks
+ * shared state before its upstream request waits at least this long; the report prints it beside
+ * the Postgres + Redis latency targets, as context.
+ */
+async function measureRedisRoundTrip(session, round) {
+  await waitForQuiet({ busyBelow: settings.quietBusy, maxMs: settings.quietMaxS * 1000 });
+  const args = [join(benchDir, 'redis-round-trip.mjs'), '--url', session.mode.redisUrl, '--count', '2000', '--gap-ms', '2', '--json'];
+  const run = await runToEnd({ command: process.execPath, args, cpus: cpus(settings.gwCpus), timeoutMs: 60_000 });
+  let result;
+  try {
+    result = JSON.parse(run.stdout.trim().split('\n').pop());
+  } catch {
+    log(`postgres r${round} redis round trip failed (exit ${run.code}): ${run.output.slice(-300)}`);
+    return;
+  }
+  session.redisRoundTrips.push({ round, ...result });
+  log(`postgres r${round} redis round trip p50 ${result.rtt_ms.p50} p99 ${result.rtt_ms.p99} ms`);
 }
 
 /** One group of one mode in one round: every entry once, the order rotated by round. */
@@ -154,6 +175,7 @@ async function measureInterleaved(sessions) {
   const groupIds = [...new Set(sessions.flatMap((session) => session.groups.map((group) => group.id)))];
   for (let round = 1; round <= settings.repeats; round++) {
     const order = round % 2 === 1 ? sessions : [...sessions].reverse();
+    for (const session of sessions) if (session.mode.name === 'postgres') await measureRedisRoundTrip(session, round);
     for (const id of groupIds) {
       for (const session of order) {
         const group = session.groups.find((each) => each.id === id);
@@ -170,8 +192,9 @@ async function closeMode(session, soak) {
   const alive = session.gateway.child.exitCode === null;
   await stopProcess(session.gateway);
   if (session.floor) await stopProcess(session.floor);
-  const { mode, probes, notes, rssIdleKb, records } = session;
-  return { label: mode.label, probes, notes, rssIdleKb, rssPeakKb, rssEndKb, aliveAtEnd: alive, soak, records };
+  const { mode, probes, notes, rssIdleKb, records, redisRoundTrips } = session;
+  const roundTrips = redisRoundTrips.length > 0 ? { redisRoundTrips } : {};
+  return { label: mode.label, probes, notes, rssIdleKb, rssPeakKb, rssEndKb, aliveAtEnd: alive, soak, records, ...roundTrips };
 }
 
 /** Fixed 500 req/s for BENCH_SOAK_S seconds, RSS sampled every 10 s: memory must stay flat. */

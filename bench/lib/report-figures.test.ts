@@ -113,6 +113,24 @@ describe('benchmark report figures', () => {
     assert.equal(withoutFloor.find((check) => check.target.startsWith('Added p50'))!.floor, undefined);
   });
 
+  test('one Redis round trip (median over rounds) is printed beside the Postgres + Redis latency targets; the verdict stays gw’s', () => {
+    const chat = (mode: string, name: string, round: number, p50: number, p99: number) => ({ mode, group: 'chat@500', name, kind: 'rate', round, bad: 0, result: rate(p50, p99, 500) });
+    const embedded = [1, 2, 3].flatMap((round) => [chat('sqlite', 'direct', round, 0.2, 1.0), chat('sqlite', 'gw', round, 0.5, 3.0)]);
+    const shared = [1, 2, 3].flatMap((round) => [chat('postgres', 'direct', round, 0.2, 1.0), chat('postgres', 'gw', round, 0.8, 4.0)]);
+    const roundTrip = (round: number, p50: number, p99: number) => ({ round, count: 2000, gap_ms: 2, rtt_ms: { p50, p90: p50 * 2, p99, max: p99 * 3 } });
+    const postgres = { records: shared, redisRoundTrips: [roundTrip(1, 0.07, 0.3), roundTrip(2, 0.09, 0.5), roundTrip(3, 0.08, 0.2)] };
+    const checks = targetChecks(null, { modes: { sqlite: { records: embedded }, postgres } }) as Array<Check & { floor?: string }>;
+    const of = (prefix: string) => checks.find((check) => check.target.startsWith(prefix))!;
+    assert.equal(of('Postgres + Redis: added p50').floor, 'Redis round trip p50 0.08 ms');
+    assert.equal(of('Postgres + Redis: added p99').floor, 'Redis round trip p99 0.30 ms');
+    // +0.6 against +0.3 misses 1.5× whatever a round trip costs.
+    assert.equal(of('Postgres + Redis: added p50').verdict, 'NOT met');
+    assert.equal(of('Postgres + Redis: max throughput')?.floor, undefined);
+
+    const without = targetChecks(null, { modes: { sqlite: { records: embedded }, postgres: { records: shared } } }) as Array<Check & { floor?: string }>;
+    assert.equal(without.find((check) => check.target.startsWith('Postgres + Redis: added p50'))!.floor, undefined, 'not measured: no floor');
+  });
+
   test('Postgres + Redis throughput is judged on the rounds’ paired ratios, not on the ratio of two medians', () => {
     // The host slows down between rounds: each round's pair is measured back to back, so its ratio
     // holds while the medians of the two modes come from different rounds.
