@@ -75,7 +75,7 @@ lines.push('## Targets (issue 8)');
 lines.push('');
 lines.push(table(['target', 'measured', 'verdict', 'floor, same run'], targetChecks(peer, scenarios).map((check) => [check.target, check.figure, check.verdict, check.floor ?? '–'])));
 lines.push('');
-lines.push('The last column is context; the verdicts are judged on gw’s figure alone. Beside the embedded latency targets it is what `bench/bare-node-proxy.mjs` (node:http in front of an undici pool, one JSON parse, nothing else) added over the direct call in the scenario run: the floor under any Node gateway on this machine. Beside the Postgres + Redis latency targets it is one Redis round trip from the gateway’s CPU (`bench/redis-round-trip.mjs`: PINGs one at a time, 2 ms apart, median over the rounds): the least that checking shared state before the upstream request adds to the embedded figure.');
+lines.push('The last column is context; the verdicts are judged on gw’s figure alone. Beside the embedded latency targets it is what `bench/bare-node-proxy.mjs` (node:http in front of an undici pool, one JSON parse, nothing else) added over the direct call in the scenario run: the floor under any Node gateway on this machine. Beside the Postgres + Redis latency targets it is one Redis round trip from the gateway’s CPU (`bench/redis-round-trip.mjs`: PINGs one at a time, as far apart as the scenario’s calls, median over the rounds): the least that checking shared state before the upstream request adds to the embedded figure.');
 lines.push('');
 
 lines.push('## peerbench: gw next to the direct call and Portkey');

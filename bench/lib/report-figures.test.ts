@@ -115,14 +115,24 @@ describe('benchmark report figures', () => {
 
   test('one Redis round trip (median over rounds) is printed beside the Postgres + Redis latency targets; the verdict stays gw’s', () => {
     const chat = (mode: string, name: string, round: number, p50: number, p99: number) => ({ mode, group: 'chat@500', name, kind: 'rate', round, bad: 0, result: rate(p50, p99, 500) });
-    const embedded = [1, 2, 3].flatMap((round) => [chat('sqlite', 'direct', round, 0.2, 1.0), chat('sqlite', 'gw', round, 0.5, 3.0)]);
-    const shared = [1, 2, 3].flatMap((round) => [chat('postgres', 'direct', round, 0.2, 1.0), chat('postgres', 'gw', round, 0.8, 4.0)]);
-    const roundTrip = (round: number, p50: number, p99: number) => ({ round, count: 2000, gap_ms: 2, rtt_ms: { p50, p90: p50 * 2, p99, max: p99 * 3 } });
-    const postgres = { records: shared, redisRoundTrips: [roundTrip(1, 0.07, 0.3), roundTrip(2, 0.09, 0.5), roundTrip(3, 0.08, 0.2)] };
+    const stream = (mode: string, name: string, round: number, firstEvent: number) => ({ mode, group: 'stream', name, kind: 'stream', round, bad: 0, result: { first_event_ms: { p50: firstEvent, p99: firstEvent * 3 }, invalid: 0 } });
+    const embedded = [1, 2, 3].flatMap((round) => [
+      chat('sqlite', 'direct', round, 0.2, 1.0), chat('sqlite', 'gw', round, 0.5, 3.0), stream('sqlite', 'direct', round, 0.5), stream('sqlite', 'gw', round, 1.2),
+    ]);
+    const shared = [1, 2, 3].flatMap((round) => [
+      chat('postgres', 'direct', round, 0.2, 1.0), chat('postgres', 'gw', round, 0.8, 4.0), stream('postgres', 'direct', round, 0.5), stream('postgres', 'gw', round, 2.0),
+    ]);
+    const roundTrip = (round: number, gapMs: number, p50: number, p99: number) => ({ round, count: 2000, gap_ms: gapMs, rtt_ms: { p50, p90: p50 * 2, p99, max: p99 * 3 } });
+    const redisRoundTrips = [roundTrip(1, 2, 0.07, 0.3), roundTrip(1, 50, 0.25, 0.6), roundTrip(2, 2, 0.09, 0.5), roundTrip(2, 50, 0.27, 0.7), roundTrip(3, 2, 0.08, 0.2), roundTrip(3, 50, 0.23, 0.5)];
+    const postgres = { records: shared, redisRoundTrips };
     const checks = targetChecks(null, { modes: { sqlite: { records: embedded }, postgres } }) as Array<Check & { floor?: string }>;
     const of = (prefix: string) => checks.find((check) => check.target.startsWith(prefix))!;
-    assert.equal(of('Postgres + Redis: added p50').floor, 'Redis round trip p50 0.08 ms');
-    assert.equal(of('Postgres + Redis: added p99').floor, 'Redis round trip p99 0.30 ms');
+    // Each row gets the round trip with its scenario's spacing: 500 req/s calls are 2 ms apart, streams ~60 ms.
+    assert.equal(of('Postgres + Redis: added p50').floor, 'Redis round trip p50 0.08 ms (2 ms apart)');
+    assert.equal(of('Postgres + Redis: added p99').floor, 'Redis round trip p99 0.30 ms (2 ms apart)');
+    assert.equal(of('Postgres + Redis: added first event').floor, 'Redis round trip p50 0.25 ms (50 ms apart)');
+    const onlyDense = targetChecks(null, { modes: { sqlite: { records: embedded }, postgres: { records: shared, redisRoundTrips: redisRoundTrips.filter((entry) => entry.gap_ms === 2) } } }) as Array<Check & { floor?: string }>;
+    assert.equal(onlyDense.find((check) => check.target.startsWith('Postgres + Redis: added first event'))!.floor, undefined, 'no round trip at the stream spacing: no floor');
     // +0.6 against +0.3 misses 1.5× whatever a round trip costs.
     assert.equal(of('Postgres + Redis: added p50').verdict, 'NOT met');
     assert.equal(of('Postgres + Redis: max throughput')?.floor, undefined);
