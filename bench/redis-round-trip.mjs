@@ -8,6 +8,7 @@
 //   node bench/redis-round-trip.mjs [--url redis://127.0.0.1:6379] [--count 2000] [--gap-ms 2] [--json]
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { percentile } from './lib/call-spans-summary.mjs';
 
 const argv = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -24,9 +25,6 @@ if (url.protocol !== 'redis:' || !(Number.isInteger(count) && count >= 10 && cou
 
 const PING = Buffer.from('*1\r\n$4\r\nPING\r\n');
 const PONG = '+PONG\r\n';
-
-/** Sorted samples → the value at quantile q (nearest rank). */
-const quantile = (sorted, q) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 
 async function main() {
   const socket = net.connect(Number(url.port || 6379), url.hostname);
@@ -70,7 +68,7 @@ async function main() {
   const result = {
     count,
     gap_ms: gapMs,
-    rtt_ms: { p50: round(quantile(samples, 0.5)), p90: round(quantile(samples, 0.9)), p99: round(quantile(samples, 0.99)), max: round(samples[samples.length - 1]) },
+    rtt_ms: { p50: round(percentile(samples, 50)), p90: round(percentile(samples, 90)), p99: round(percentile(samples, 99)), max: round(samples[samples.length - 1]) },
   };
   if (argv.includes('--json')) console.log(JSON.stringify(result));
   else console.log(`Redis round trip (PING, ${count} one at a time, ${gapMs} ms apart): p50 ${result.rtt_ms.p50} p90 ${result.rtt_ms.p90} p99 ${result.rtt_ms.p99} max ${result.rtt_ms.max} ms`);

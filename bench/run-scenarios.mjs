@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { gatewayEnvironment, prepareGateway, resultPaths } from './lib/gateway-setup.mjs';
 import { badCount, measure } from './lib/measure.mjs';
 import { memoryKb, portOpen, runToEnd, startProcess, stopProcess, waitForListening, waitForQuiet } from './lib/processes.mjs';
+import { ROUND_TRIP_GAP_MS } from './lib/report-figures.mjs';
 import { probe, scenarioGroups, writeVariantBodies } from './lib/scenario-plan.mjs';
 import { postgresRedisMode } from './lib/storage-modes.mjs';
 
@@ -128,16 +129,12 @@ async function openMode(mode, port) {
 
 /**
  * Postgres + Redis mode, once a round: one Redis round trip from the gateway's CPU
- * (bench/redis-round-trip.mjs), with PINGs as far apart as the calls of the scenarios it is printed
- * beside: 2 ms (500 req/s) and 50 ms (the stream scenario starts a call every ~60 ms). A call that
- * checks shared state before its upstream request waits at least this long, and the further apart
- * the calls, the longer (both processes wake from idle); the report prints it beside the Postgres +
- * Redis latency targets, as context.
+ * (bench/redis-round-trip.mjs) at each spacing the report prints beside a scenario
+ * (ROUND_TRIP_GAP_MS). A call that checks shared state before its upstream request waits at least
+ * this long, and the further apart the calls, the longer (both processes wake from idle).
+ * At most 2,000 PINGs and about 10 s per spacing.
  */
-const ROUND_TRIP_SPACINGS = [
-  { gapMs: 2, count: 2000 },
-  { gapMs: 50, count: 200 },
-];
+const ROUND_TRIP_SPACINGS = [...new Set(Object.values(ROUND_TRIP_GAP_MS))].map((gapMs) => ({ gapMs, count: Math.min(2000, Math.round(10_000 / gapMs)) }));
 
 async function measureRedisRoundTrip(session, round) {
   for (const { gapMs, count } of ROUND_TRIP_SPACINGS) {
@@ -202,8 +199,7 @@ async function closeMode(session, soak) {
   await stopProcess(session.gateway);
   if (session.floor) await stopProcess(session.floor);
   const { mode, probes, notes, rssIdleKb, records, redisRoundTrips } = session;
-  const roundTrips = redisRoundTrips.length > 0 ? { redisRoundTrips } : {};
-  return { label: mode.label, probes, notes, rssIdleKb, rssPeakKb, rssEndKb, aliveAtEnd: alive, soak, records, ...roundTrips };
+  return { label: mode.label, probes, notes, rssIdleKb, rssPeakKb, rssEndKb, aliveAtEnd: alive, soak, records, redisRoundTrips };
 }
 
 /** Fixed 500 req/s for BENCH_SOAK_S seconds, RSS sampled every 10 s: memory must stay flat. */
