@@ -27,7 +27,7 @@ import { registerSystemRoutes } from './http/routes/system-routes.js';
 import { registerTenancyAdminRoutes } from './http/routes/tenancy-admin-routes.js';
 import type { ModelDirectory } from './http/model-access.js';
 import { createSqlRequestRecorder, type RequestRecorder } from './observability/request-recorder.js';
-import { createAdmissionGateStage } from './pipeline/admission.js';
+import { createAdmissionGateStage, createUpstreamOverlap } from './pipeline/admission.js';
 import { composeStages } from './pipeline/compose-stages.js';
 import { createKeyConfirmationStage } from './keys/key-confirmation-stage.js';
 import type { Next, Stage } from './pipeline/stage.js';
@@ -275,7 +275,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   // Admission (pipeline/admission.ts): the key confirmation and the rate limit are asked at once and
   // answered together with the meter's credit hold; the gate keeps everything else behind them.
   const keyConfirmation = createKeyConfirmationStage();
-  const admissionGate = createAdmissionGateStage();
+  const admissionGate = createAdmissionGateStage({ overlap: config.admissionOverlap ? createUpstreamOverlap() : undefined });
   // The spec's "Features" column, per operation, in pipeline order.
   const stagesFor = (operation: Operation): Stage[] => {
     // Admission first (key confirmation, rate limit: cheap refusals), then the meter, which sits outside the cache so hits are recorded at cost 0.

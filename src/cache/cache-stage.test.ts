@@ -4,6 +4,8 @@ import type { Next, Outcome } from '../pipeline/stage.js';
 import { chatCompletion, collect, fakeCall, rawStream, streamText } from '../../test/features/fake-gateway-call.js';
 import { createCacheStage } from './cache-stage.js';
 import { createMemoryResponseCache } from './memory-response-cache.js';
+import type { ResponseCache } from './response-cache.js';
+import { deferred, nextTurn } from '../../test/helpers/deferred.js';
 
 const request = { model: 'test-model', messages: [{ role: 'user', content: 'hello' }] };
 
@@ -123,4 +125,29 @@ test('a failing cache backend degrades to uncached calls', async () => {
   assert.equal(outcome.kind, 'json');
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(errors.length, 2);
+});
+
+test('with admission in flight the lookup is sent at once, but a refused call never gets the cached answer', async () => {
+  const memory = createMemoryResponseCache();
+  const lookups: string[] = [];
+  const cache: ResponseCache = { ...memory, get: (key) => (lookups.push(key), memory.get(key)), set: (key, value, ttlMs) => memory.set(key, value, ttlMs) };
+  const stage = createCacheStage({ cache });
+  const upstream = counting(() => ({ kind: 'json', body: chatCompletion('cached once') }));
+  await stage.run(fakeCall({ request }), upstream.next);
+
+  const refused = deferred();
+  const refusedCall = stage.run({ ...fakeCall({ request }), admission: refused.promise }, upstream.next);
+  await nextTurn();
+  assert.equal(lookups.length, 2, 'looked up before admission answered');
+  refused.refuse(new Error('rate limited'));
+  await assert.rejects(refusedCall, /rate limited/);
+
+  const passing = deferred();
+  const hit = fakeCall({ request });
+  const answered = stage.run({ ...hit, admission: passing.promise }, upstream.next);
+  passing.pass();
+  const outcome = await answered;
+  assert.equal(hit.record.cache, 'hit');
+  assert.deepEqual(outcome.kind === 'json' && outcome.body, chatCompletion('cached once'));
+  assert.equal(upstream.calls(), 1);
 });

@@ -42,15 +42,16 @@ export function createCacheStage(deps: CacheStageDeps): Stage {
   };
 
   async function lookUp(call: GatewayCall, next: Next, ttlMs: number): Promise<Outcome> {
-    // A refused call is not answered from the cache either.
-    await admitted(call);
     const key = cacheKey({ orgId: call.auth.org.id, operation: call.operation, model: call.model, request: call.request });
-    let cached: unknown;
-    try {
-      cached = await deps.cache.get(key);
-    } catch (error) {
+    // The lookup goes out with the admission checks (with Redis, in the same write: one round trip
+    // for both), but a refused call is not answered from the cache: the entry is used only once
+    // admission passed.
+    const lookup = deps.cache.get(key).catch((error: unknown) => {
       report(error);
-    }
+      return undefined;
+    });
+    await admitted(call);
+    const cached = await lookup;
     if (cached !== undefined) {
       call.record.cache = 'hit';
       call.record.headers['x-gw-cache'] = 'hit';

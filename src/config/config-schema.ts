@@ -53,6 +53,12 @@ export const configSchema = z.object({
   bootstrapCreditUsd: z.string().regex(/^\d+(\.\d{1,9})?$/).default('100.00'),
   /** Print the first org's key and admin credential on first start. */
   printCredentials: z.coerce.boolean().default(true),
+  /**
+   * With shared stores (Redis), a text call's upstream request leaves while its admission (key
+   * version, rate limits, credit hold) is still being answered; its answer waits for admission,
+   * and a refusal cancels it (docs/pipeline.md, "Overlapping the upstream request"). On by default.
+   */
+  admissionOverlap: z.coerce.boolean().default(true),
   /** Log message contents in the request log (off by default). */
   logMessageContents: z.coerce.boolean().default(false),
   /** Directory of the built dashboard (index.html + assets); default dist/dashboard at the package root. */

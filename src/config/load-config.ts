@@ -28,6 +28,7 @@ const ENVIRONMENT_NAMES = {
   GW_SMTP_FROM: 'smtpFrom',
   GW_PRINT_CREDENTIALS: 'printCredentials',
   GW_LOG_MESSAGE_CONTENTS: 'logMessageContents',
+  GW_ADMISSION_OVERLAP: 'admissionOverlap',
   GW_PUBLIC_URL: 'publicUrl',
   GW_BOOTSTRAP_API_KEY: 'bootstrapApiKey',
   GW_BOOTSTRAP_TIER: 'bootstrapTier',
@@ -36,7 +37,7 @@ const ENVIRONMENT_NAMES = {
 } as const;
 
 const LIST_FIELDS = new Set(['webhookAllowedHosts']);
-const BOOLEAN_FIELDS = new Set(['localProvider', 'printCredentials', 'logMessageContents']);
+const BOOLEAN_FIELDS = new Set(['localProvider', 'printCredentials', 'logMessageContents', 'admissionOverlap']);
 
 export type ConfigOverrides = Partial<{ -readonly [K in keyof Config]: Config[K] }>;
 

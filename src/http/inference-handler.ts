@@ -151,7 +151,8 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
         // Any failure on a cached key not yet confirmed (the admission's own refusal, or
         // an earlier 400/403/429) is answered only once the key is known to be current: if it was
         // not, the call starts over on a fresh lookup, so a revoked key gets its 401. The pipeline
-        // never passed the confirmation then: nothing was spent or sent upstream.
+        // never passed the confirmation then: nothing was spent, and an upstream request that
+        // left early (pipeline/admission.ts, overlap) was cancelled.
         if (early.current === undefined || streamed || (await early.current)) throw error;
         record = { headers: {} };
         contents = undefined;

@@ -13,7 +13,8 @@ export interface KeyAuthenticator {
    * read alongside (its Redis round trip overlaps the rate-limit call instead of preceding it).
    * `current`, when set, settles true if the cached entry was loaded under the version now in
    * force, and false if it must not be trusted (a change since, or the version could not be read);
-   * the caller then authenticates again before anything is spent or sent upstream.
+   * the caller then authenticates again before anything is spent (an upstream request that left
+   * early is cancelled: pipeline/admission.ts).
    */
   authenticateEarly(token: string | undefined): Promise<EarlyAuthentication>;
   /** Records a use; last-used times are written in batches. */

@@ -5,6 +5,8 @@ import { createDatabase, type DatabaseHandle } from '../db/create-database.js';
 import { migrateToLatest } from '../db/migrate.js';
 import { GatewayError } from '../errors/gateway-error.js';
 import { createEventBus, type GatewayEvent } from '../lib/event-bus.js';
+import { createAdmissionGateStage } from '../pipeline/admission.js';
+import { composeStages } from '../pipeline/compose-stages.js';
 import type { GatewayCall, Next, Outcome, StreamEvent } from '../pipeline/stage.js';
 import { DEFAULT_ORG_SETTINGS, type AuthContext, type Budget } from '../tenancy/tenancy-types.js';
 import { createMemorySpendGate } from './memory-spend-gate.js';
@@ -300,23 +302,27 @@ test('moderations are not metered', async () => {
 
 const RATE_LIMITED = () => new GatewayError('rate_limit_exceeded', 'Requests per minute limit reached for this key.');
 
-/** A funded call whose admission is still open, run through the meter; `ran` tells if it got past it. */
+/**
+ * A funded call whose admission is still open, run through the meter and the admission gate (which
+ * waits for admission here); `ran` tells if it reached the router.
+ */
 async function callWithOpenAdmission() {
   const { stage, credits } = setup();
   const context = auth();
   await credits.topUp(context.org.id, 1_000_000, null);
   const admission = deferred();
   let ran = false;
-  const running = stage.run(chatCall(context, { admission: admission.promise }), async () => {
+  const pipeline = composeStages([stage, createAdmissionGateStage()], async () => {
     ran = true;
     return { kind: 'json', body: { choices: [] }, usage: { inputTokens: 7, outputTokens: 3 } };
   });
+  const running = pipeline(chatCall(context, { admission: admission.promise }));
   await nextTurn();
   const balance = () => credits.balance(context.org.id);
   return { admission, running, ran: () => ran, balance };
 }
 
-test('admission in flight: the hold is sent at once, and the call waits for both before it runs', async () => {
+test('admission in flight: the hold is sent at once and becomes part of admission; the gate waits for both', async () => {
   const { admission, running, ran, balance } = await callWithOpenAdmission();
   assert.ok((await balance()).reservedNanos > 0, 'held before admission answered');
   assert.equal(ran(), false, 'not run before admission');
@@ -325,6 +331,26 @@ test('admission in flight: the hold is sent at once, and the call waits for both
   assert.equal(ran(), true);
   const settled = await balance();
   assert.deepEqual([settled.spentNanos, settled.reservedNanos], [37, 0]);
+});
+
+test('admission in flight: the meter passes the call on at once, its admission now includes the hold', async () => {
+  const { stage, credits } = setup();
+  const context = auth();
+  await credits.topUp(context.org.id, 10, null);
+  const admission = deferred();
+  let passedOn: GatewayCall | undefined;
+  const running = stage.run(chatCall(context, { admission: admission.promise }), async (call) => {
+    passedOn = call;
+    await call.admission;
+    return { kind: 'json', body: { choices: [] }, usage: { inputTokens: 7, outputTokens: 3 } };
+  });
+  await nextTurn();
+  assert.ok(passedOn, 'the meter did not wait for admission');
+  admission.pass();
+  // The key was admitted, but 10 nano-USD cannot cover the hold: the call's admission refuses with a 402.
+  await assert.rejects(running, (error: GatewayError) => error.code === 'insufficient_credits');
+  const balanceAfter = await credits.balance(context.org.id);
+  assert.deepEqual([balanceAfter.spentNanos, balanceAfter.reservedNanos], [0, 0]);
 });
 
 test('admission refused: the refusal is answered, the hold that landed is released, nothing runs', async () => {
@@ -342,7 +368,8 @@ test('admission refused and credits short: the admission refusal wins (429, not 
   const context = auth();
   await credits.topUp(context.org.id, 10, null);
   const admission = deferred();
-  const running = stage.run(chatCall(context, { admission: admission.promise }), jsonAnswer());
+  const gated = composeStages([stage, createAdmissionGateStage()], jsonAnswer());
+  const running = gated(chatCall(context, { admission: admission.promise }));
   setImmediate(() => admission.refuse(RATE_LIMITED()));
   await assert.rejects(running, (error: GatewayError) => error.code === 'rate_limit_exceeded');
   // And an unpriced model on a refused call: the refusal too.

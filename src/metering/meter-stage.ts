@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { EventBus } from '../lib/event-bus.js';
 import { CallAbort } from '../lib/call-signal.js';
-import { admitted } from '../pipeline/admission.js';
+import { admitted, withAdmissionCheck } from '../pipeline/admission.js';
 import type { GatewayCall, Next, Outcome, Stage } from '../pipeline/stage.js';
 import type { Usage } from '../protocol/usage.js';
 import type { Deployment } from '../routing/catalog-types.js';
@@ -177,24 +177,18 @@ export function createMeterStage(options: MeterStageOptions): Stage {
 
   /**
    * The hold goes out together with the call's admission checks (pipeline/admission.ts): one round
-   * trip to the shared stores instead of two. A refused admission wins over a credit refusal, as if
-   * the hold had never been asked for, and a hold that landed meanwhile is released.
+   * trip to the shared stores instead of two. It becomes one more admission check, after the others,
+   * so a refused admission wins over a credit refusal; the call goes on at once and the admission
+   * gate decides what waits for the answer. Whenever the call then fails (a refusal included), the
+   * meter releases the hold: a hold that landed is dropped, and releasing one that did not is a
+   * no-op. Without admission checks in flight (the embedded stores) the hold is simply awaited.
    */
-  async function reserveOnAdmission(call: GatewayCall, accounts: SpendAccount[], amountNanos: number): Promise<void> {
-    if (call.admission === undefined) return reserve(call, accounts, amountNanos);
-    const holding = reserve(call, accounts, amountNanos);
-    // Its refusal is looked at only after admission's: not an unhandled rejection meanwhile.
-    holding.catch(() => {});
-    try {
-      await call.admission;
-    } catch (refusal) {
-      holding.then(
-        () => release(call),
-        () => {},
-      );
-      throw refusal;
+  async function holdOnAdmission(call: GatewayCall, accounts: SpendAccount[], amountNanos: number): Promise<GatewayCall> {
+    if (call.admission === undefined) {
+      await reserve(call, accounts, amountNanos);
+      return call;
     }
-    await holding;
+    return withAdmissionCheck(call, reserve(call, accounts, amountNanos));
   }
 
   function runStream(call: GatewayCall, accounts: SpendAccount[], next: Next): Promise<Outcome> {
@@ -269,20 +263,20 @@ export function createMeterStage(options: MeterStageOptions): Stage {
         });
       }
       const accounts = spendAccountsFor(call.auth, call.user, windowOf, credits);
-      await reserveOnAdmission(call, accounts, estimate.costNanos);
-      if (call.stream) return runStream(call, accounts, next);
+      const held = await holdOnAdmission(call, accounts, estimate.costNanos);
+      if (held.stream) return runStream(held, accounts, next);
       let outcome: Outcome;
       try {
-        outcome = await next(call);
+        outcome = await next(held);
       } catch (error) {
-        release(call);
+        release(held);
         throw error;
       }
       if (outcome.kind === 'stream') {
         // A non-stream call answered as a stream is metered as one.
-        return runStream(call, accounts, () => Promise.resolve(outcome));
+        return runStream(held, accounts, () => Promise.resolve(outcome));
       }
-      return finishPlain(call, accounts, outcome);
+      return finishPlain(held, accounts, outcome);
     },
   };
 }

@@ -91,6 +91,40 @@ describe('three gw processes on one Postgres and one Redis', { skip }, () => {
     }
   });
 
+  test('past its RPM limit, a key costs the upstream at most the one request that overlapped its first refusal; refused calls log no deployment', async () => {
+    const tenant = await createTenant(urls[0], { credit: '10.00', key: { limits: { rpm: 2 } } });
+    const body = () => ({ model: 'fake-chat', messages: [{ role: 'user', content: `hello ${randomUUID()}` }], max_tokens: 5, gw_cache: false });
+    const before = upstream.received.length;
+    const statuses: number[] = [];
+    for (let index = 0; index < 8; index++) {
+      const reply = await keyCall(urls[1], tenant.key, 'POST', '/v1/chat/completions', body());
+      statuses.push(reply.status);
+      if (reply.status !== 200) {
+        assert.equal(reply.body.error.code, 'rate_limit_exceeded', JSON.stringify(reply.body));
+        assert.equal(reply.headers.get('x-gw-route'), null, 'a refused call shows no route');
+      }
+    }
+    assert.deepEqual(statuses, [200, 200, 429, 429, 429, 429, 429, 429]);
+    // The two served calls, plus at most the first refused one, whose request left while its
+    // admission was answered and was cancelled; after that refusal the key waits for admission.
+    const sent = upstream.received.length - before;
+    assert.ok(sent >= 2 && sent <= 3, `the upstream received ${sent} requests`);
+    const rows = await waitFor(
+      async () => {
+        const page = await adminCall(urls[0], 'GET', `/api/admin/request-log?key_id=${tenant.keyId}&limit=100`);
+        return page.status === 200 && page.body.data.length >= 8 ? (page.body.data as Array<Record<string, unknown>>) : undefined;
+      },
+      10_000,
+      'request-log rows of the eight calls',
+    );
+    const refusedRows = rows.filter((row) => row.status === 429);
+    assert.equal(refusedRows.length, 6);
+    for (const row of refusedRows) {
+      assert.equal(row.error_code, 'rate_limit_exceeded');
+      assert.ok(!row.deployment_id && !row.attempts, `a refused call logs no deployment: ${JSON.stringify(row)}`);
+    }
+  });
+
   test('a budget allowing exactly k calls lets exactly k through; spend equals the returned costs', async () => {
     const k = 4;
     // Each call reserves and costs exactly 5000 nano-USD (max_tokens 5 at 1000 nano-USD per output token).
