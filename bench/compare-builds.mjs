@@ -1,0 +1,125 @@
+#!/usr/bin/env node
+// Two builds of gw side by side in Postgres + Redis mode, on one schema and one Redis, with the
+// candidate's embedded defaults beside them: what a change to the Postgres + Redis path bought,
+// measured in the same minutes of a host whose speed drifts. Each round measures the direct call,
+// then every gateway in turn (the order reversed every other round), at a fixed 500 req/s (added
+// p50 / p99 over the direct call) and as 4 streams at a time (first event's added p50). Pinned as
+// the benchmark is: gateways on GW_CPUS (default 0), mock and load on LOAD_CPUS (default 1).
+//
+//   node bench/compare-builds.mjs --baseline DIR [--candidate DIR] [--rounds 4] [--seconds 8] [--json]
+//
+// DIR is a checkout with dist/ built and node_modules in place, e.g. the commit before a change:
+//   git worktree add /tmp/gw-base HEAD~1 && ln -s "$PWD/node_modules" /tmp/gw-base/node_modules \
+//     && (cd /tmp/gw-base && npx tsc -p tsconfig.build.json)
+// The candidate defaults to this checkout (run `npm run build` first). Both builds must share the
+// database schema; the schema is made by the candidate.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { measure } from './lib/measure.mjs';
+import { portOpen, startProcess, waitForListening, waitForQuiet } from './lib/processes.mjs';
+import { gatewayEnvironment } from './lib/gateway-setup.mjs';
+import { startToolFixture, stopStarted } from './lib/tool-fixture.mjs';
+
+const argv = process.argv.slice(2);
+const option = (name, fallback) => {
+  const index = argv.indexOf(`--${name}`);
+  return index >= 0 && argv[index + 1] !== undefined ? argv[index + 1] : fallback;
+};
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const baseline = option('baseline');
+const candidate = resolve(option('candidate', root));
+const rounds = Number(option('rounds', 4));
+const seconds = Number(option('seconds', 8));
+if (!baseline || !(rounds >= 1 && rounds <= 20) || !(seconds >= 2 && seconds <= 60)) {
+  console.error('usage: compare-builds.mjs --baseline DIR [--candidate DIR] [--rounds 1-20] [--seconds 2-60] [--json]');
+  process.exit(2);
+}
+const peerDir = resolve(process.env.PEERBENCH_DIR ?? join(root, '..', 'shared', 'peerbench'));
+const mockPort = Number(process.env.MOCK_PORT ?? 18080);
+const pin = (process.env.PIN ?? '1') === '1';
+const gwCpus = pin ? (process.env.GW_CPUS ?? '0') : undefined;
+const loadCpus = pin ? (process.env.LOAD_CPUS ?? '1') : undefined;
+const resultsDir = mkdtempSync(join(tmpdir(), 'gw-compare-builds-'));
+const started = [];
+const log = (message) => process.stderr.write(`[compare ${new Date().toISOString().slice(11, 19)}] ${message}\n`);
+
+/** The figure a measurement gives for its kind: latency at a fixed rate, first event for streams. */
+const figureOf = (kind, result) => (kind === 'rate' ? result?.latency_ms : result?.first_event_ms);
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
+const round3 = (value) => Number(value.toFixed(3));
+
+async function main() {
+  const variants = [
+    { name: 'baseline (Postgres + Redis)', root: resolve(baseline), mode: 'postgres', port: Number(process.env.BENCH_GW_BASE_PORT ?? 18995) },
+    { name: 'candidate (Postgres + Redis)', root: candidate, mode: 'postgres', port: Number(process.env.BENCH_GW_PG_PORT ?? 18993) },
+    { name: 'candidate (embedded)', root: candidate, mode: 'sqlite', port: Number(process.env.BENCH_GW_PORT ?? 18991) },
+  ];
+  for (const port of [mockPort, ...variants.map((variant) => variant.port)]) if (await portOpen(port)) throw new Error(`port ${port} is in use`);
+  const { state, storageFor } = await startToolFixture({ root: candidate, peerDir, resultsDir, mockPort, loadCpus, started });
+  const storage = { sqlite: await storageFor('sqlite'), postgres: await storageFor('postgres') };
+  for (const variant of variants) {
+    const chosen = storage[variant.mode];
+    const env = gatewayEnvironment({ ...chosen, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: variant.port });
+    variant.gateway = startProcess({ command: join(variant.root, 'bin/gw-server'), cwd: variant.root, env, cpus: gwCpus, logFile: join(resultsDir, `gw-${variant.port}.log`) });
+    started.push(variant.gateway);
+    await waitForListening(variant.gateway, { port: variant.port });
+    variant.target = { url: `http://127.0.0.1:${variant.port}`, headers: `Authorization: Bearer ${chosen.apiKey}` };
+  }
+  const direct = { url: `http://127.0.0.1:${mockPort}`, headers: 'Authorization: Bearer peerbench' };
+  const specs = {
+    rate: { kind: 'rate', path: '/v1/chat/completions', bodyFile: join(peerDir, 'bodies', 'chat.json'), marker: 'peerbench-mock', rate: 500 },
+    stream: { kind: 'stream', path: '/v1/chat/completions', bodyFile: join(peerDir, 'bodies', 'chat-stream.json'), marker: 'peerbench-mock', concurrency: 4, minEvents: 22 },
+  };
+  const at = (spec, target) => ({ ...spec, url: `${target.url}${spec.path}`, headers: target.headers });
+  const settings = { peerDir, loadCpus, durationS: seconds, streamDurationS: Math.min(seconds, 6) };
+  log(`results in ${resultsDir}; warming up`);
+  for (const variant of variants) await measure(at(specs.rate, variant.target), { ...settings, durationS: 4 });
+
+  const rows = [];
+  for (let index = 0; index < rounds; index++) {
+    const order = index % 2 === 0 ? variants : [...variants].reverse();
+    for (const [kind, spec] of Object.entries(specs)) {
+      await waitForQuiet();
+      const floor = figureOf(kind, (await measure(at(spec, direct), settings)).result);
+      if (!floor) throw new Error(`the direct ${kind} measurement gave no figures`);
+      for (const variant of order) {
+        await waitForQuiet();
+        const outcome = await measure(at(spec, variant.target), { ...settings, gatewayPid: variant.gateway.pid });
+        const figure = figureOf(kind, outcome.result);
+        if (!figure) throw new Error(`${variant.name}: the ${kind} measurement gave no figures (exit ${outcome.rc})`);
+        const row = { round: index + 1, kind, variant: variant.name, addedP50Ms: round3(figure.p50 - floor.p50), addedP99Ms: round3(figure.p99 - floor.p99), invalid: outcome.result.invalid ?? 0, cpuPct: outcome.gwCpuPct };
+        rows.push(row);
+        log(`round ${row.round} ${kind} ${variant.name}: added p50 ${row.addedP50Ms} ms, p99 ${row.addedP99Ms} ms, ${row.invalid} bad, CPU ${row.cpuPct}%`);
+      }
+    }
+  }
+  const summary = Object.keys(specs).map((kind) => {
+    const of = (name) => rows.filter((row) => row.kind === kind && row.variant === name);
+    const [base, cand] = [of(variants[0].name), of(variants[1].name)];
+    const differences = cand.map((row, position) => round3(row.addedP50Ms - base[position].addedP50Ms));
+    return {
+      kind,
+      medians: Object.fromEntries(variants.map((variant) => [variant.name, round3(median(of(variant.name).map((row) => row.addedP50Ms)))])),
+      candidateMinusBaselineMs: differences,
+      candidateBetterIn: `${differences.filter((difference) => difference < 0).length} of ${differences.length}`,
+    };
+  });
+  if (argv.includes('--json')) {
+    console.log(JSON.stringify({ rounds, seconds, rows, summary }, null, 2));
+    return;
+  }
+  for (const entry of summary) {
+    console.log(`${entry.kind === 'rate' ? 'chat at 500 req/s, added p50' : 'streams, first event added p50'} (median of ${rounds} rounds, ms):`);
+    for (const [name, value] of Object.entries(entry.medians)) console.log(`  ${name.padEnd(30)} ${value}`);
+    console.log(`  candidate − baseline per round: ${entry.candidateMinusBaselineMs.join(' ')} (candidate better in ${entry.candidateBetterIn})`);
+  }
+}
+
+main()
+  .catch((error) => {
+    console.error(error.stack ?? error);
+    process.exitCode = 1;
+  })
+  .finally(() => stopStarted(started));
