@@ -61,7 +61,7 @@ import { startVideoJobRunner } from './videos/video-job-runner.js';
 import { startRequestLogRetention, type RequestLogRetention } from './observability/request-log-retention.js';
 import { registerVideoRoutes } from './http/routes/video-routes.js';
 import { newId } from './lib/ids.js';
-import { coalesceTurnWrites, sendTurnWritesAfterUpstream } from './lib/redis-turn-writes.js';
+import { coalesceTurnWrites } from './lib/redis-turn-writes.js';
 import { cl100k } from './tokenizer/cl100k.js';
 import { createGatewayMetrics } from './observability/gateway-metrics.js';
 import { registerMetricsRoute, startMetricsListener } from './http/routes/metrics-routes.js';
@@ -275,9 +275,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   // Admission (pipeline/admission.ts): the key confirmation and the rate limit are asked at once and
   // answered together with the meter's credit hold; the gate keeps everything else behind them.
   const keyConfirmation = createKeyConfirmationStage();
-  const admissionGate = createAdmissionGateStage({
-    overlap: config.admissionOverlap ? createUpstreamOverlap({ upstreamFirst: sendTurnWritesAfterUpstream }) : undefined,
-  });
+  const admissionGate = createAdmissionGateStage({ overlap: config.admissionOverlap ? createUpstreamOverlap() : undefined });
   // The spec's "Features" column, per operation, in pipeline order.
   const stagesFor = (operation: Operation): Stage[] => {
     // Admission first (key confirmation, rate limit: cheap refusals), then the meter, which sits outside the cache so hits are recorded at cost 0.

@@ -13,13 +13,9 @@ export interface TurnWriteOptions {
 interface Coalescer {
   unhurriedDepth: number;
   queueScript(entry: PendingScript): void;
-  /** The turn's urgent write, if one is scheduled, goes out in the check phase instead of at the turn's end. */
-  followUpstream(): void;
 }
 
 const coalescers = new WeakMap<Redis, Coalescer>();
-/** Every coalescing connection, for `sendTurnWritesAfterUpstream` (a handful per process). */
-const allCoalescers = new Set<Coalescer>();
 
 /**
  * Sends the commands that one turn of the event loop issues on a Redis connection in one write.
@@ -91,15 +87,7 @@ export function coalesceTurnWrites(redis: Redis, options: TurnWriteOptions = {})
     uncorkScheduled = false;
     stream?.uncork();
   };
-  // Set by `sendTurnWritesAfterUpstream` during the turn; read and cleared at its end.
-  let afterUpstream = false;
-  const endOfTurn = () => {
-    if (!afterUpstream) return uncork();
-    afterUpstream = false;
-    // Queued after undici's own setImmediate for the turn's upstream request (see sendTurnWritesAfterUpstream).
-    setImmediate(uncork);
-  };
-  const uncorkAfterThisTurn = () => process.nextTick(endOfTurn);
+  const uncorkAfterThisTurn = () => process.nextTick(uncork);
   const windowEnded = () => {
     windowTimer = undefined;
     // A timer callback is a turn of its own: whatever is corked now is unhurried only.
@@ -132,13 +120,8 @@ export function coalesceTurnWrites(redis: Redis, options: TurnWriteOptions = {})
       queuedScripts.push(entry);
       schedule();
     },
-    followUpstream() {
-      if (uncorkScheduled) afterUpstream = true;
-    },
   };
   coalescers.set(redis, coalescer);
-  allCoalescers.add(coalescer);
-  redis.once('end', () => allCoalescers.delete(coalescer));
   redis.sendCommand = (command, stream) => {
     if (stream !== undefined || redis.status !== 'ready') return send(command, stream);
     // Scripts issued before this command run before it, as they were issued.
@@ -178,23 +161,4 @@ export function sendUnhurried<T>(redis: Redis, issue: () => T): T {
   } finally {
     coalescer.unhurriedDepth--;
   }
-}
-
-/**
- * Sends the current turn's urgent Redis writes after the upstream request this turn dispatches,
- * rather than before it. For a call whose upstream request leaves while its admission is answered
- * (pipeline/admission.ts, overlap), the upstream request is what its latency waits on.
- *
- * undici writes a request on a reused keep-alive connection in a setImmediate, not at once (it
- * first lets the poll phase show whether the idle socket was closed or sent stray bytes:
- * GHSA-35p6-xmwp-9g52), while the turn's Redis write leaves at the turn's end, before it. On the
- * 2-core benchmark machine that order cost the upstream request 0.3–0.5 ms at the median: the write
- * to Redis woke redis-server, which often ran on the gateway's own CPU before the gateway got to
- * write the upstream request (timed per call with a preload on the `undici:client:sendHeaders`
- * channel and the sockets' writes). Deferred to a setImmediate queued after undici's, the Redis
- * write follows the upstream request in the same check phase. Commands issued in a later turn are
- * not affected.
- */
-export function sendTurnWritesAfterUpstream(): void {
-  for (const coalescer of allCoalescers) coalescer.followUpstream();
 }

@@ -248,20 +248,3 @@ test('overlap: on a refusal, what the router wrote on the record is undone; a st
   assert.deepEqual(call.record, { headers: { 'x-ratelimit-limit-requests': '100' } });
   assert.equal(overlap.allows(fakeCall({ request: { model: 'm' } })), true);
 });
-
-test('overlap: `upstreamFirst` is called as an overlapping call is passed on, never for a call that waits', async () => {
-  let told = 0;
-  const overlap = createUpstreamOverlap({ upstreamFirst: () => told++ });
-  const { answer, router } = upstreamStandIn();
-  answer.pass();
-  const check = deferred();
-  const running = overlapping(check.promise, overlap, router)(fakeCall({ request: { model: 'm' } }));
-  assert.equal(told, 1, 'told in the same turn, before the router sends anything');
-  check.pass();
-  await running;
-  const waiting = deferred();
-  const image = overlapping(waiting.promise, overlap, router)(fakeCall({ request: { model: 'm' }, operation: 'image_generation' }));
-  waiting.pass();
-  await image;
-  assert.equal(told, 1);
-});

@@ -46,8 +46,6 @@ export function admitted(call: GatewayCall): Promise<void> {
 export interface UpstreamOverlap {
   allows(call: GatewayCall): boolean;
   refused(call: GatewayCall, refusal: unknown): void;
-  /** The call is about to be passed on to the router ahead of its admission. */
-  overlapping?(): void;
 }
 
 /** Operations whose upstream request may overlap admission: cheap to cancel a moment after it left. */
@@ -57,12 +55,6 @@ export interface UpstreamOverlapOptions {
   /** How long a key's calls wait for admission before going upstream after a refusal (default 60 s). */
   cautionMs?: number;
   now?: () => number;
-  /**
-   * Called as an overlapping call is passed on to the router: lets the shared stores' client send
-   * the admission it has queued after the upstream request rather than before it (app.ts wires
-   * lib/redis-turn-writes.ts's sendTurnWritesAfterUpstream).
-   */
-  upstreamFirst?: () => void;
 }
 
 /** At most this many keys are remembered as recently refused; expired ones are dropped first. */
@@ -107,7 +99,6 @@ export function createUpstreamOverlap(options: UpstreamOverlapOptions = {}): Ups
       const at = now();
       return !cautioned(call.auth.key.id, at);
     },
-    overlapping: options.upstreamFirst,
     refused(call, refusal) {
       if (!isGatewayError(refusal)) return;
       caution(call.auth.key.id, now() + cautionMs);
@@ -164,7 +155,6 @@ function overlapAdmission(call: GatewayCall, admission: Promise<void>, next: Nex
   if (clientSignal.aborted) upstream.abort(clientSignal.reason);
   else clientSignal.addEventListener('abort', () => upstream.abort(clientSignal.reason), { once: true });
   const before = snapshotRecord(call.record);
-  overlap.overlapping?.();
   let answer: Promise<Outcome>;
   try {
     answer = next({ ...call, signal: upstream.signal });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
-import { coalesceTurnWrites, sendTurnWritesAfterUpstream, sendUnhurried, type TurnWriteOptions } from '../../src/lib/redis-turn-writes.js';
+import { coalesceTurnWrites, sendUnhurried, type TurnWriteOptions } from '../../src/lib/redis-turn-writes.js';
 import { nextTurn } from '../helpers/deferred.js';
 import { countWrites } from '../helpers/redis-socket-writes.js';
 
@@ -35,34 +35,6 @@ describe('Redis: the commands of one event-loop turn leave in one write', { skip
     // A later turn (after waiting for replies) starts a new batch; nothing stays corked.
     assert.equal(await redis.incr(key), 12);
     assert.equal(writes(), 2);
-    assert.equal(redis.stream.writableCorked, 0);
-    await redis.del(key);
-  });
-
-  test("sendTurnWritesAfterUpstream: the turn's write leaves after a setImmediate queued in the turn (undici's write of an upstream request), still as one write", async () => {
-    const redis = await connect(true);
-    const writes = countWrites(redis);
-    const key = `gw-test:${randomUUID()}`;
-    const writesAtImmediate: number[] = [];
-    // As usual: the write leaves at the turn's end, before any setImmediate of the turn.
-    const usual = redis.incr(key);
-    setImmediate(() => writesAtImmediate.push(writes()));
-    assert.equal(await usual, 1);
-    assert.equal(writes(), 1);
-    // Asked to follow the upstream: the commands of the turn wait for the immediate, then leave together.
-    const first = redis.incr(key);
-    await Promise.resolve();
-    setImmediate(() => writesAtImmediate.push(writes()));
-    sendTurnWritesAfterUpstream();
-    const second = redis.incrby(key, 10);
-    assert.deepEqual(await Promise.all([first, second]), [2, 12]);
-    assert.deepEqual(writesAtImmediate, [1, 1], 'the immediate ran before the second turn wrote');
-    assert.equal(writes(), 2);
-    // Only that turn: the next one writes at its end again.
-    const next = redis.incr(key);
-    setImmediate(() => writesAtImmediate.push(writes()));
-    assert.equal(await next, 13);
-    assert.deepEqual(writesAtImmediate, [1, 1, 3]);
     assert.equal(redis.stream.writableCorked, 0);
     await redis.del(key);
   });
