@@ -31,3 +31,10 @@ test('GW_LOG_FLUSH_INTERVAL_MS: unset, each database gets its own window (1 s on
   assert.equal(loadConfig({ GW_LOG_FLUSH_INTERVAL_MS: '750' }).logFlushIntervalMs, 750);
   assert.throws(() => loadConfig({ GW_LOG_FLUSH_INTERVAL_MS: '5' }), /GW_LOG_FLUSH_INTERVAL_MS/);
 });
+
+test('GW_DATA_DIR also places the embedded database unless GW_DATABASE_URL says otherwise', () => {
+  assert.equal(loadConfig({}).databaseUrl, 'sqlite:./data/gw.db');
+  assert.equal(loadConfig({ GW_DATA_DIR: '/var/lib/gw' }).databaseUrl, 'sqlite:/var/lib/gw/gw.db');
+  assert.equal(loadConfig({ GW_DATA_DIR: '/var/lib/gw', GW_DATABASE_URL: 'postgres://db/gw' }).databaseUrl, 'postgres://db/gw');
+  assert.equal(loadConfig({ GW_DATA_DIR: '/var/lib/gw', GW_DATABASE_URL: 'sqlite:/elsewhere/gw.db' }).databaseUrl, 'sqlite:/elsewhere/gw.db');
+});

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { configSchema, type Config } from './config-schema.js';
 
 /** Environment variable → config field. The only place that reads process.env. */
@@ -59,6 +60,9 @@ export function loadConfig(environment: NodeJS.ProcessEnv = process.env, overrid
   raw.tracing = environment.OTEL_SDK_DISABLED !== 'true' && (Boolean(otelEndpoint) || environment.OTEL_TRACES_EXPORTER === 'otlp');
   if (environment.OTEL_SERVICE_NAME) raw.serviceName = environment.OTEL_SERVICE_NAME;
   Object.assign(raw, overrides);
+  // The embedded database lives in the data dir, beside the secret its key hashes depend on: moving
+  // one without the other would leave every stored key unusable.
+  if (raw.databaseUrl === undefined && typeof raw.dataDir === 'string' && raw.dataDir !== '') raw.databaseUrl = `sqlite:${join(raw.dataDir, 'gw.db')}`;
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
     const reverse = Object.fromEntries(Object.entries(ENVIRONMENT_NAMES).map(([variable, field]) => [field, variable]));
