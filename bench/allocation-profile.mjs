@@ -20,7 +20,7 @@ import { measure } from './lib/measure.mjs';
 import { portOpen, startProcess, waitForListening } from './lib/processes.mjs';
 import { summarizeAllocations } from './lib/allocation-summary.mjs';
 import { gatewayEnvironment as modeEnvironment } from './lib/gateway-setup.mjs';
-import { startToolFixture, stopStarted } from './lib/tool-fixture.mjs';
+import { startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(`--${name}`);
@@ -38,12 +38,8 @@ const seconds = Number(option('seconds', 5));
 const rate = Number(option('rate', 500));
 const top = Number(option('top', 20));
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const peerDir = resolve(process.env.PEERBENCH_DIR ?? join(root, '..', 'shared', 'peerbench'));
-const mockPort = Number(process.env.MOCK_PORT ?? 18080);
+const { peerDir, mockPort, gwCpus, loadCpus } = toolSettings(root);
 const gwPort = Number(process.env.BENCH_GW_PORT ?? 18993);
-const pin = (process.env.PIN ?? '1') === '1';
-const gwCpus = pin ? (process.env.GW_CPUS ?? '0') : undefined;
-const loadCpus = pin ? (process.env.LOAD_CPUS ?? '1') : undefined;
 const resultsDir = mkdtempSync(join(tmpdir(), 'gw-allocation-'));
 const started = [];
 

@@ -25,7 +25,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { measure } from './lib/measure.mjs';
 import { portOpen, startProcess, waitForListening } from './lib/processes.mjs';
 import { gatewayEnvironment } from './lib/gateway-setup.mjs';
-import { startToolFixture, stopStarted } from './lib/tool-fixture.mjs';
+import { startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
 import { alignTimelines, summarizeTimeline } from './lib/call-timeline-summary.mjs';
 import { summarizeSpans } from './lib/call-spans-summary.mjs';
 
@@ -44,12 +44,8 @@ if (!['chat', 'stream'].includes(kind) || !['sqlite', 'postgres', 'both'].includ
 const modes = modeOption === 'both' ? ['sqlite', 'postgres'] : [modeOption];
 const seconds = Number(option('seconds', 10));
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const peerDir = resolve(process.env.PEERBENCH_DIR ?? join(root, '..', 'shared', 'peerbench'));
-const mockPort = Number(process.env.MOCK_PORT ?? 18080);
+const { peerDir, mockPort, gwCpus, loadCpus } = toolSettings(root);
 const ports = { sqlite: Number(process.env.BENCH_GW_PORT ?? 18991), postgres: Number(process.env.BENCH_GW_PG_PORT ?? 18993) };
-const pin = (process.env.PIN ?? '1') === '1';
-const gwCpus = pin ? (process.env.GW_CPUS ?? '0') : undefined;
-const loadCpus = pin ? (process.env.LOAD_CPUS ?? '1') : undefined;
 const labels = { sqlite: 'embedded', postgres: 'Postgres + Redis' };
 const resultsDir = mkdtempSync(join(tmpdir(), 'gw-call-timeline-'));
 const started = [];

@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { measure } from './lib/measure.mjs';
 import { portOpen, startProcess, waitForListening, waitForQuiet } from './lib/processes.mjs';
 import { gatewayEnvironment } from './lib/gateway-setup.mjs';
-import { startToolFixture, stopStarted } from './lib/tool-fixture.mjs';
+import { startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
 
 const argv = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -36,11 +36,7 @@ if (!baseline || !(rounds >= 1 && rounds <= 20) || !(seconds >= 2 && seconds <= 
   console.error('usage: compare-builds.mjs --baseline DIR [--candidate DIR] [--rounds 1-20] [--seconds 2-60] [--json]');
   process.exit(2);
 }
-const peerDir = resolve(process.env.PEERBENCH_DIR ?? join(root, '..', 'shared', 'peerbench'));
-const mockPort = Number(process.env.MOCK_PORT ?? 18080);
-const pin = (process.env.PIN ?? '1') === '1';
-const gwCpus = pin ? (process.env.GW_CPUS ?? '0') : undefined;
-const loadCpus = pin ? (process.env.LOAD_CPUS ?? '1') : undefined;
+const { peerDir, mockPort, gwCpus, loadCpus } = toolSettings(root);
 const resultsDir = mkdtempSync(join(tmpdir(), 'gw-compare-builds-'));
 const started = [];
 const log = (message) => process.stderr.write(`[compare ${new Date().toISOString().slice(11, 19)}] ${message}\n`);

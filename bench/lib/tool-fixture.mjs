@@ -2,10 +2,24 @@
 // mock on the load CPUs with the benchmark's stream shape, a prepared embedded gateway
 // (bench/prepare.mjs), on request a prepared Postgres + Redis one, and stopping it all again.
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { runToEnd, startProcess, stopProcess, waitForListening } from './processes.mjs';
 import { gatewayEnvironment, prepareGateway } from './gateway-setup.mjs';
 import { postgresRedisMode } from './storage-modes.mjs';
+
+/**
+ * Where the tools find peerbench and the mock, and which CPUs they pin to, from the environment as
+ * the benchmark reads it: PEERBENCH_DIR, MOCK_PORT, PIN (1 = pin), GW_CPUS (0), LOAD_CPUS (1).
+ */
+export function toolSettings(root) {
+  const pin = (process.env.PIN ?? '1') === '1';
+  return {
+    peerDir: resolve(process.env.PEERBENCH_DIR ?? join(root, '..', 'shared', 'peerbench')),
+    mockPort: Number(process.env.MOCK_PORT ?? 18080),
+    gwCpus: pin ? (process.env.GW_CPUS ?? '0') : undefined,
+    loadCpus: pin ? (process.env.LOAD_CPUS ?? '1') : undefined,
+  };
+}
 
 /**
  * Starts the mock and prepares the embedded gateway; returns the prepared state (state.json) and

@@ -49,7 +49,7 @@ export interface UpstreamOverlap {
 }
 
 /** Operations whose upstream request may overlap admission: cheap to cancel a moment after it left. */
-export const OVERLAP_OPERATIONS: ReadonlySet<Operation> = new Set<Operation>(['chat', 'completion', 'embedding']);
+const OVERLAP_OPERATIONS: ReadonlySet<Operation> = new Set<Operation>(['chat', 'completion', 'embedding']);
 
 export interface UpstreamOverlapOptions {
   /** How long a key's calls wait for admission before going upstream after a refusal (default 60 s). */
