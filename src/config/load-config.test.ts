@@ -38,3 +38,9 @@ test('GW_DATA_DIR also places the embedded database unless GW_DATABASE_URL says 
   assert.equal(loadConfig({ GW_DATA_DIR: '/var/lib/gw', GW_DATABASE_URL: 'postgres://db/gw' }).databaseUrl, 'postgres://db/gw');
   assert.equal(loadConfig({ GW_DATA_DIR: '/var/lib/gw', GW_DATABASE_URL: 'sqlite:/elsewhere/gw.db' }).databaseUrl, 'sqlite:/elsewhere/gw.db');
 });
+
+test('GW_ADMISSION_OVERLAP: on by default, off with false / 0 / no / off', () => {
+  assert.equal(loadConfig({}).admissionOverlap, true);
+  for (const value of ['false', '0', 'no', 'off', 'FALSE']) assert.equal(loadConfig({ GW_ADMISSION_OVERLAP: value }).admissionOverlap, false, value);
+  assert.equal(loadConfig({ GW_ADMISSION_OVERLAP: 'true' }).admissionOverlap, true);
+});
