@@ -136,7 +136,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
 
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, { coalesceWrites: true }) : undefined;
   const redisSubscriber = redis ? await connectRedis(config.redisUrl!, { coalesceWrites: false }) : undefined;
-  const changes = redis && redisSubscriber ? createRedisChangeFeed(redis, redisSubscriber) : createLocalChangeFeed();
+  const changes = redis && redisSubscriber ? createRedisChangeFeed(redis, redisSubscriber, { freshnessMs: config.changeFreshnessMs }) : createLocalChangeFeed();
 
   const server = await buildServer({
     bodyLimitBytes: config.bodyLimitBytes,
@@ -211,6 +211,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     ledgerFlushIntervalMs: logFlushIntervalMs,
     ledgerBatchSize: config.logBatchSize,
     reservationTtlMs: config.requestTimeoutMs + 60_000,
+    allowanceShare: config.allowanceShare,
     onError: (error, context) => logger.error({ err: error }, context),
   });
 

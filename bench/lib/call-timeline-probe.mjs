@@ -1,13 +1,15 @@
 // Preloaded into the gateway by bench/call-timeline.mjs (node --import). Records when each step of
 // a call happened, in ms after the gateway saw the request: the gateway's own steps from the
 // `gw:call:step` diagnostics channel (src/observability/call-steps.ts), undici's channels for the
-// upstream request, and the first and last write of the answer. Calls must come one at a time:
+// upstream request, the first write to Redis / Postgres and Redis's first reply, and the first and
+// last write of the answer. Calls must come one at a time:
 // every step is credited to the latest request. SIGUSR2 writes the calls recorded so far to
 // GW_CALL_TIMELINE_OUT (JSON) and starts over.
 import { subscribe } from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
 import { ServerResponse } from 'node:http';
 import { isMainThread } from 'node:worker_threads';
+import { Socket } from 'node:net';
 
 const UPSTREAM_STEPS = {
   'undici:request:create': 'upstream request created',
@@ -16,6 +18,16 @@ const UPSTREAM_STEPS = {
   'undici:request:headers': 'upstream answer headers',
   'undici:request:bodyChunkReceived': 'upstream answer first body bytes',
 };
+
+/** The port of a store's URL (its default when the URL names none); undefined without a URL. */
+function storePort(url, fallback) {
+  if (!url) return undefined;
+  try {
+    return Number(new URL(url).port) || fallback;
+  } catch {
+    return undefined;
+  }
+}
 
 if (isMainThread) {
   const output = process.env.GW_CALL_TIMELINE_OUT;
@@ -32,6 +44,23 @@ if (isMainThread) {
   });
   subscribe('gw:call:step', (message) => mark(message.step, message.at));
   for (const [channel, step] of Object.entries(UPSTREAM_STEPS)) subscribe(channel, () => mark(step));
+  // The shared stores' traffic during the call: when its first write to Redis (and Postgres) left
+  // and when Redis first answered, so a round trip on the call's path shows in the timeline.
+  const redisPort = storePort(process.env.GW_REDIS_URL, 6379);
+  const postgresPort = process.env.GW_DATABASE_URL?.startsWith('postgres') ? storePort(process.env.GW_DATABASE_URL, 5432) : undefined;
+  for (const name of ['_writeGeneric', '_writev']) {
+    const original = Socket.prototype[name];
+    Socket.prototype[name] = function (...args) {
+      if (this.remotePort === redisPort) mark('redis write');
+      else if (this.remotePort === postgresPort) mark('postgres write');
+      return original.apply(this, args);
+    };
+  }
+  const emit = Socket.prototype.emit;
+  Socket.prototype.emit = function (event, ...args) {
+    if (event === 'data' && this.remotePort === redisPort) mark('redis reply');
+    return emit.call(this, event, ...args);
+  };
   const write = ServerResponse.prototype.write;
   ServerResponse.prototype.write = function (...args) {
     mark('first write to the client');

@@ -59,6 +59,19 @@ export const configSchema = z.object({
    * and a refusal cancels it (docs/pipeline.md, "Overlapping the upstream request"). On by default.
    */
   admissionOverlap: z.coerce.boolean().default(true),
+  /**
+   * With Redis: how long an instance trusts the shared change version it last read (ms). Each
+   * instance reads it every quarter of this in the background instead of on every call, and a change
+   * (key revoked, settings, catalog) is acknowledged only after this long, so no instance serves
+   * under the old version once the change has returned. 0 reads it on every call.
+   */
+  changeFreshnessMs: z.coerce.number().int().min(0).max(10_000).default(100),
+  /**
+   * With Redis: an instance claims a share of a rate-limit window's room, and of an account's
+   * credit, at once (at most 1/N of the limit, or of what the account has left) and admits calls
+   * from it without a round trip (docs/pipeline.md, "Allowances"). 0 asks Redis on every call.
+   */
+  allowanceShare: z.coerce.number().int().min(0).max(1_000_000).default(32),
   /** Log message contents in the request log (off by default). */
   logMessageContents: z.coerce.boolean().default(false),
   /** Directory of the built dashboard (index.html + assets); default dist/dashboard at the package root. */

@@ -44,3 +44,12 @@ test('GW_ADMISSION_OVERLAP: on by default, off with false / 0 / no / off', () =>
   for (const value of ['false', '0', 'no', 'off', 'FALSE']) assert.equal(loadConfig({ GW_ADMISSION_OVERLAP: value }).admissionOverlap, false, value);
   assert.equal(loadConfig({ GW_ADMISSION_OVERLAP: 'true' }).admissionOverlap, true);
 });
+
+test('GW_CHANGE_FRESHNESS_MS and GW_ALLOWANCE_SHARE: defaults, 0 turns each off, bad values name the variable', () => {
+  assert.equal(loadConfig({}).changeFreshnessMs, 100);
+  assert.equal(loadConfig({}).allowanceShare, 32);
+  assert.equal(loadConfig({ GW_CHANGE_FRESHNESS_MS: '0', GW_ALLOWANCE_SHARE: '0' }).changeFreshnessMs, 0);
+  assert.equal(loadConfig({ GW_ALLOWANCE_SHARE: '0' }).allowanceShare, 0);
+  assert.throws(() => loadConfig({ GW_CHANGE_FRESHNESS_MS: '-1' }), /GW_CHANGE_FRESHNESS_MS/);
+  assert.throws(() => loadConfig({ GW_ALLOWANCE_SHARE: 'many' }), /GW_ALLOWANCE_SHARE/);
+});

@@ -30,6 +30,8 @@ const ENVIRONMENT_NAMES = {
   GW_PRINT_CREDENTIALS: 'printCredentials',
   GW_LOG_MESSAGE_CONTENTS: 'logMessageContents',
   GW_ADMISSION_OVERLAP: 'admissionOverlap',
+  GW_CHANGE_FRESHNESS_MS: 'changeFreshnessMs',
+  GW_ALLOWANCE_SHARE: 'allowanceShare',
   GW_PUBLIC_URL: 'publicUrl',
   GW_BOOTSTRAP_API_KEY: 'bootstrapApiKey',
   GW_BOOTSTRAP_TIER: 'bootstrapTier',

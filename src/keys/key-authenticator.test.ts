@@ -133,3 +133,39 @@ test('a version read that does not answer in time counts as unreadable: the data
   const early = await keys.authenticateEarly(TOKEN);
   assert.equal(await early.current, false, 'the early path does not trust the entry either');
 });
+
+test('authenticateEarly: with a version the feed confirmed recently, nothing is read per call; a moved version reloads the key at once', async () => {
+  const { store, state } = fakeStore();
+  const { changes, feed } = silentSharedFeed();
+  let confirmed: string | undefined = '0';
+  let reads = 0;
+  const counting: ChangeFeed = {
+    ...changes,
+    version: () => {
+      reads++;
+      return changes.version!();
+    },
+    confirmedVersion: () => confirmed,
+  };
+  const keys = createKeyAuthenticator({ store, hashKey: HASH_KEY, changes: counting });
+  await keys.authenticate(TOKEN);
+  const readsAfterLoad = reads;
+  const cached = await keys.authenticateEarly(TOKEN);
+  assert.equal(cached.current, undefined, 'confirmed by the feed: nothing left to check');
+  assert.equal(reads, readsAfterLoad, 'no version read of its own');
+  assert.equal(state.lookups, 1);
+
+  state.status = 'revoked';
+  feed.current = '1';
+  confirmed = '1';
+  await assert.rejects(keys.authenticateEarly(TOKEN), { code: 'invalid_api_key' });
+  assert.equal(state.lookups, 2, 'the entry loaded under the older version was not trusted');
+
+  // Not confirmed lately: the call reads the version itself, as without confirmation.
+  state.status = 'active';
+  feed.current = '2';
+  confirmed = undefined;
+  await keys.authenticate(TOKEN);
+  const unconfirmed = await keys.authenticateEarly(TOKEN);
+  assert.equal(await unconfirmed.current, true);
+});

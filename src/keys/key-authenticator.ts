@@ -65,6 +65,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
   const ttlMs = options.cacheTtlMs ?? 30_000;
   const versionTimeoutMs = options.versionTimeoutMs ?? 500;
   const readVersion = options.changes.version?.bind(options.changes);
+  const confirmedVersion = options.changes.confirmedVersion?.bind(options.changes);
 
   async function currentVersion(): Promise<string | undefined | typeof UNKNOWN> {
     if (!readVersion) return undefined;
@@ -134,6 +135,12 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       const entry = readVersion && token ? byToken.get(token) : undefined;
       if (!entry?.context || entry.expiresAt <= now()) return { auth: await authenticate(token), current: undefined };
       const loadedUnder = entry.version;
+      // Confirmed recently enough by the feed itself: decided here, with no read of this call's own.
+      const confirmed = confirmedVersion?.();
+      if (confirmed !== undefined) {
+        if (confirmed === loadedUnder) return { auth: entry.context, current: undefined };
+        return { auth: await authenticate(token), current: undefined };
+      }
       const current = currentVersion().then((version) => version !== UNKNOWN && version === loadedUnder);
       return { auth: entry.context, current };
     },

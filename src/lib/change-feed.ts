@@ -23,6 +23,15 @@ export interface ChangeFeed {
    * which is what makes "rejected on the very next call" exact across instances.
    */
   version?(): Promise<string>;
+  /**
+   * Shared feeds that confirm their version in the background (createRedisChangeFeed with
+   * `confirmEveryMs`): the version as this instance last read it, when that read was sent less than
+   * the feed's freshness ago; otherwise undefined, and the caller reads `version()` itself. A
+   * publish returns only after the freshness has passed, so once a change is acknowledged no
+   * instance still answers with the version before it (docs/deployment.md, "Revocation across
+   * instances").
+   */
+  confirmedVersion?(): string | undefined;
   subscribe(listener: ChangeListener): () => void;
   close(): Promise<void>;
 }
@@ -48,14 +57,62 @@ const VERSION_KEY = 'gw:changes:version';
 // A script rather than a GET: read on every call, it then leaves in the call's one composite
 // script with the rate-limit check and the credit hold (lib/redis-script-batch.ts).
 const READ_VERSION = redisScript(`return redis.call('GET', KEYS[1])`);
+// The new version rides in the notice, so an instance knows it before its next confirmation.
+// The notice is JSON with one more field: readers that do not know it ignore it.
+const PUBLISH_CHANGE = redisScript(`
+local version = redis.call('INCR', KEYS[1])
+redis.call('PUBLISH', ARGV[1], string.sub(ARGV[2], 1, -2) .. ',"version":"' .. version .. '"}')
+return version
+`);
+
+export interface RedisChangeFeedOptions {
+  /**
+   * How long a version read stays trusted (default 0: not at all, every caller reads the version
+   * itself). With a freshness F the feed reads the version every F / 4 ms in the background, and
+   * every publish waits F (and a margin) after its version bump before it returns.
+   */
+  freshnessMs?: number;
+  /** Monotonic ms (tests pass their own). */
+  now?: () => number;
+  /** How a publish waits out the freshness (tests pass their own). */
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** Waited beyond the freshness by a publish: timers fire late, and two machines' clocks run at slightly different rates. */
+const FRESHNESS_MARGIN = 0.1;
 
 /**
  * Redis pub/sub. `subscriber` must be a dedicated connection. When the subscription is lost and
  * re-established, listeners get `{kind:'all'}`: anything may have changed while we were deaf, so
  * caches start over instead of serving stale entries.
  */
-export function createRedisChangeFeed(publisher: Redis, subscriber: Redis): ChangeFeed {
+export function createRedisChangeFeed(publisher: Redis, subscriber: Redis, options: RedisChangeFeedOptions = {}): ChangeFeed {
+  const freshnessMs = options.freshnessMs ?? 0;
+  const now = options.now ?? (() => performance.now());
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const listeners = new Set<ChangeListener>();
+  /** The highest version seen, and when the last read that confirmed it was sent. */
+  let knownVersion = -1;
+  let confirmedAt = -Infinity;
+  const learn = (version: number, sentAt?: number) => {
+    if (!Number.isSafeInteger(version) || version < knownVersion) return;
+    knownVersion = version;
+    // A read sent at `sentAt` shows every change made before that moment; a notice shows only its own.
+    if (sentAt !== undefined && sentAt > confirmedAt) confirmedAt = sentAt;
+  };
+  const readVersion = async (): Promise<string> => ((await READ_VERSION.run(publisher, [VERSION_KEY], [])) as string | null) ?? '0';
+  const confirm = () => {
+    const sentAt = now();
+    readVersion().then(
+      (version) => learn(Number(version), sentAt),
+      () => {
+        // Unconfirmed: once the freshness runs out, callers read the version themselves.
+      },
+    );
+  };
+  const confirmer = freshnessMs > 0 ? setInterval(confirm, Math.max(1, freshnessMs / 4)) : undefined;
+  confirmer?.unref();
+  if (confirmer) confirm();
   const deliver = (notice: ChangeNotice) => {
     for (const listener of listeners) listener(notice);
   };
@@ -71,7 +128,9 @@ export function createRedisChangeFeed(publisher: Redis, subscriber: Redis): Chan
   subscriber.on('message', (channel: string, message: string) => {
     if (channel !== CHANNEL) return;
     try {
-      deliver(JSON.parse(message) as ChangeNotice);
+      const notice = JSON.parse(message) as ChangeNotice & { version?: string };
+      deliver(notice);
+      if (notice.version !== undefined) learn(Number(notice.version));
     } catch {
       // A malformed notice is ignored; it cannot come from gw.
     }
@@ -84,19 +143,23 @@ export function createRedisChangeFeed(publisher: Redis, subscriber: Redis): Chan
     async publish(notice) {
       // The publishing instance applies the change locally at once, whatever Redis does.
       deliver(notice);
-      // One transaction: whoever reads the new version can also rely on the notice having been sent.
-      const results = await publisher.multi().incr(VERSION_KEY).publish(CHANNEL, JSON.stringify(notice)).exec();
-      const failed = results?.find(([error]) => error);
-      if (failed) throw failed[0];
+      // One script: whoever reads the new version can also rely on the notice having been sent.
+      await PUBLISH_CHANGE.run(publisher, [VERSION_KEY], [CHANNEL, JSON.stringify(notice)]);
+      // Every instance that trusted the older version read it less than the freshness before the
+      // bump: once the freshness has passed, none does any more.
+      if (freshnessMs > 0) await sleep(Math.ceil(freshnessMs * (1 + FRESHNESS_MARGIN)));
     },
-    async version() {
-      return ((await READ_VERSION.run(publisher, [VERSION_KEY], [])) as string | null) ?? '0';
+    version: readVersion,
+    confirmedVersion() {
+      if (knownVersion < 0 || now() - confirmedAt >= freshnessMs) return undefined;
+      return String(knownVersion);
     },
     subscribe(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
     async close() {
+      if (confirmer) clearInterval(confirmer);
       listeners.clear();
       subscriber.disconnect();
     },

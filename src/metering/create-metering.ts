@@ -14,6 +14,8 @@ import type { ModelCatalog } from '../routing/model-catalog.js';
 import { DEFAULT_PRICES } from './default-prices.js';
 import type { EstimateLimits } from './estimate-usage.js';
 import { createMemorySpendGate } from './memory-spend-gate.js';
+import { createAllowanceSpendGate } from './allowance-spend-gate.js';
+import { createAllowanceCounterStore } from '../ratelimit/allowance-counter-store.js';
 import { createMeterStage } from './meter-stage.js';
 import type { ModelPrice } from './model-price.js';
 import { createOrgCredits, type OrgCredits } from './org-credits.js';
@@ -44,6 +46,12 @@ export interface MeteringOptions {
   limits?: Partial<EstimateLimits>;
   ledgerFlushIntervalMs?: number;
   ledgerBatchSize?: number;
+  /**
+   * With Redis: an instance holds room in rate-limit windows and credit for several calls at once,
+   * at most 1/share of a limit or of an account's remainder (allowance-counter-store.ts,
+   * allowance-spend-gate.ts). 0 or absent: every call asks Redis.
+   */
+  allowanceShare?: number;
   /** Longest a call may hold credits before the sweeper releases them; keep above the request time cap. */
   reservationTtlMs?: number;
   onError?: (error: unknown, context: string) => void;
@@ -77,10 +85,26 @@ export async function createMetering(options: MeteringOptions): Promise<Metering
     onError: (error) => report(error, 'pricing reload failed'),
   });
   const prefix = options.redisPrefix ?? 'gw:';
-  const gate = options.redis
+  const share = options.redis ? (options.allowanceShare ?? 0) : 0;
+  const sharedGate = options.redis
     ? createRedisSpendGate({ redis: options.redis, prefix: `${prefix}spend:`, onError: (error) => report(error, 'reservation sweep failed') })
     : createMemorySpendGate();
-  const counters = options.redis ? createRedisCounterStore({ redis: options.redis, prefix: `${prefix}rl:` }) : createMemoryCounterStore();
+  const sharedCounters = options.redis ? createRedisCounterStore({ redis: options.redis, prefix: `${prefix}rl:` }) : createMemoryCounterStore();
+  let gate: SpendGate = sharedGate;
+  let counters: CounterStore = sharedCounters;
+  if (options.redis && share > 0) {
+    const redis = options.redis;
+    const available = () => redis.status === 'ready';
+    const allowanceGate = createAllowanceSpendGate(sharedGate, { share, available, onError: (error) => report(error, 'credit claim release failed') });
+    const allowanceCounters = createAllowanceCounterStore(sharedCounters, { share, available, onError: (error) => report(error, 'rate-limit allowance return failed') });
+    // Redis may come back without what was claimed (a restart): claims start over on every reconnection.
+    redis.on('close', () => {
+      allowanceGate.forget();
+      allowanceCounters.forget();
+    });
+    gate = allowanceGate;
+    counters = allowanceCounters;
+  }
   const ledger = createSqlSpendLedger({
     db: options.db,
     bulkInsert: options.bulkInsert,

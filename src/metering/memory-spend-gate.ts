@@ -12,6 +12,8 @@ interface Hold {
   amount: number;
   counters: Counter[];
   deadline: number;
+  /** Claims only: the draw ids already settled out of it. */
+  draws?: Set<string>;
 }
 
 export interface MemorySpendGateOptions {
@@ -80,6 +82,40 @@ export function createMemorySpendGate(options: MemorySpendGateOptions = {}): Spe
       for (const entry of held) entry.reserved += amountNanos;
       holds.set(reservationId, { amount: amountNanos, counters: held, deadline: now() + ttlMs });
       return { ok: true };
+    },
+    async claim(holdId, accounts, minimumNanos, wantedNanos, share, ttlMs) {
+      const held: Counter[] = new Array(accounts.length);
+      let least = Infinity;
+      for (let index = 0; index < accounts.length; index++) {
+        const account = accounts[index];
+        const entry = counter(account.key, account.expiresAt);
+        const available = (account.limitNanos ?? entry.credited) - entry.spent - entry.reserved;
+        if (minimumNanos > available || available <= 0) return { ok: false, index, availableNanos: Math.max(0, available) };
+        least = Math.min(least, available);
+        held[index] = entry;
+      }
+      const grantedNanos = Math.max(minimumNanos, Math.min(wantedNanos, Math.floor(least / share)));
+      for (const entry of held) entry.reserved += grantedNanos;
+      holds.set(holdId, { amount: grantedNanos, counters: held, deadline: now() + ttlMs, draws: new Set() });
+      return { ok: true, grantedNanos };
+    },
+    async draw(holdId, drawId, accounts, heldNanos, actualNanos, options) {
+      const hold = holds.get(holdId);
+      if (!hold && options?.onlyIfHeld) return [];
+      if (hold) {
+        if (hold.draws?.has(drawId)) return [];
+        hold.draws?.add(drawId);
+        hold.amount -= heldNanos;
+        for (const entry of hold.counters) entry.reserved = Math.max(0, entry.reserved - heldNanos);
+      }
+      const settled: SettledAccount[] = new Array(accounts.length);
+      for (let index = 0; index < accounts.length; index++) {
+        const account = accounts[index];
+        const entry = counter(account.key, account.expiresAt);
+        entry.spent += actualNanos;
+        settled[index] = { spentNanos: entry.spent, limitNanos: account.limitNanos ?? entry.credited };
+      }
+      return settled;
     },
     async settle(reservationId, accounts, actualNanos, options) {
       const hold = holds.get(reservationId);

@@ -9,6 +9,7 @@ import { createAdmissionGateStage } from '../pipeline/admission.js';
 import { composeStages } from '../pipeline/compose-stages.js';
 import type { GatewayCall, Next, Outcome, StreamEvent } from '../pipeline/stage.js';
 import { DEFAULT_ORG_SETTINGS, type AuthContext, type Budget } from '../tenancy/tenancy-types.js';
+import { createAllowanceSpendGate } from './allowance-spend-gate.js';
 import { createMemorySpendGate } from './memory-spend-gate.js';
 import { createMeterStage } from './meter-stage.js';
 import { createOrgCredits } from './org-credits.js';
@@ -376,4 +377,35 @@ test('admission refused and credits short: the admission refusal wins (429, not 
   const refused = Promise.reject(RATE_LIMITED());
   refused.catch(() => {});
   await assert.rejects(stage.run(chatCall(context, { model: 'half-priced', admission: refused }), jsonAnswer()), (error: GatewayError) => error.code === 'rate_limit_exceeded');
+});
+
+test('allowances: after the first call claims credit for several, the next calls are held at once, each settled at its own cost', async () => {
+  const shared = createMemorySpendGate({ sweepIntervalMs: 0 });
+  let claims = 0;
+  const claim = shared.claim!.bind(shared);
+  const counted: SpendGate = {
+    ...shared,
+    claim: (...args) => {
+      claims++;
+      return claim(...args);
+    },
+  };
+  const allowances = createAllowanceSpendGate(counted, { share: 8, sweepIntervalMs: 0 });
+  const { stage, credits } = setup(allowances);
+  const context = auth();
+  await credits.topUp(context.org.id, 1_000_000, 'test');
+  for (let index = 0; index < 5; index++) {
+    let admission: Promise<void> | undefined;
+    const call = chatCall(context);
+    await stage.run(call, async (passed) => {
+      admission = passed.admission;
+      return { kind: 'json', body: { choices: [] }, usage: { inputTokens: 7, outputTokens: 3 } };
+    });
+    assert.equal(call.record.costNanos, 37);
+    assert.equal(admission, undefined, 'nothing joined to admission: the hold was taken at once or awaited');
+  }
+  assert.equal(claims, 1, 'one claim covered the five calls');
+  await allowances.close();
+  const balance = await credits.balance(context.org.id);
+  assert.deepEqual([balance.spentNanos, balance.reservedNanos], [5 * 37, 0]);
 });

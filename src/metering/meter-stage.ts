@@ -184,6 +184,8 @@ export function createMeterStage(options: MeterStageOptions): Stage {
    * no-op. Without admission checks in flight (the embedded stores) the hold is simply awaited.
    */
   async function holdOnAdmission(call: GatewayCall, accounts: SpendAccount[], amountNanos: number): Promise<GatewayCall> {
+    // Held out of this instance's own claim on these accounts: nothing to ask, nothing to join.
+    if (gate.reserveFromAllowance?.(call.requestId, accounts, amountNanos)) return call;
     if (call.admission === undefined) {
       await reserve(call, accounts, amountNanos);
       return call;

@@ -47,6 +47,63 @@ redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 return {1}
 `;
 
+// RESERVE's check, then a hold of min(wanted, least available / share), at least the minimum. The
+// held amount is formatted with %d (exact below 2^53), not tostring, which keeps 14 digits.
+const CLAIM = `
+local minimum = tonumber(ARGV[2])
+local n = #KEYS - 2
+local least
+for i = 1, n do
+  local values = redis.call('HMGET', KEYS[i + 2], 'spent', 'reserved', 'credited')
+  local limit = ARGV[5 + i * 2]
+  local cap
+  if limit == '' then cap = tonumber(values[3] or '0') else cap = tonumber(limit) end
+  local available = cap - tonumber(values[1] or '0') - tonumber(values[2] or '0')
+  if minimum > available or available <= 0 then return {0, i - 1, tostring(available)} end
+  if least == nil or available < least then least = available end
+end
+local grant = math.floor(least / tonumber(ARGV[6]))
+if grant > tonumber(ARGV[5]) then grant = tonumber(ARGV[5]) end
+local amount = ARGV[2]
+if grant > minimum then amount = string.format('%d', grant) end
+local names = {}
+for i = 1, n do
+  local key = KEYS[i + 2]
+  if amount ~= '0' then redis.call('HINCRBY', key, 'reserved', amount) end
+  if ARGV[6 + i * 2] ~= '0' then redis.call('PEXPIREAT', key, ARGV[6 + i * 2]) end
+  names[i] = key
+end
+redis.call('HSET', KEYS[1], 'amount', amount, 'keys', table.concat(names, '\\n'))
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+return {1, amount}
+`;
+
+// One call's part of a claim: a field per draw id makes a replay a no-op while the claim lives.
+const DRAW = `
+local live = redis.call('EXISTS', KEYS[1]) == 1
+if live then
+  if redis.call('HSETNX', KEYS[1], 'd:' .. ARGV[1], '1') == 0 then return {} end
+  redis.call('HINCRBY', KEYS[1], 'amount', '-' .. ARGV[2])
+elseif ARGV[#ARGV] == 'held' then
+  return {}
+end
+local out = {}
+for i = 1, #KEYS - 2 do
+  local key = KEYS[i + 2]
+  if live and ARGV[2] ~= '0' then
+    if redis.call('HINCRBY', key, 'reserved', '-' .. ARGV[2]) < 0 then redis.call('HSET', key, 'reserved', '0') end
+  end
+  local spent = redis.call('HINCRBY', key, 'spent', ARGV[3])
+  local limit = ARGV[2 + i * 2]
+  if limit == '' then limit = redis.call('HGET', key, 'credited') or '0' end
+  if ARGV[3 + i * 2] ~= '0' then redis.call('PEXPIREAT', key, ARGV[3 + i * 2]) end
+  out[2 * i - 1] = spent
+  out[2 * i] = limit
+end
+return out
+`;
+
 const SETTLE = `
 local amount = redis.call('HGET', KEYS[1], 'amount')
 if not amount and ARGV[#ARGV] == 'held' then return {} end
@@ -115,7 +172,7 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
   const timeoutMs = options.commandTimeoutMs ?? 2000;
   const deadlines = `${prefix}holds`;
   const holdPrefix = `${prefix}hold:`;
-  const scripts = { reserve: redisScript(RESERVE), settle: redisScript(SETTLE), release: redisScript(RELEASE), sweep: redisScript(SWEEP), seed: redisScript(SEED) };
+  const scripts = { reserve: redisScript(RESERVE), settle: redisScript(SETTLE), release: redisScript(RELEASE), sweep: redisScript(SWEEP), seed: redisScript(SEED), claim: redisScript(CLAIM), draw: redisScript(DRAW) };
 
   const lateMessage = `spend store did not answer within ${timeoutMs} ms`;
   const within = <T>(promise: Promise<T>): Promise<T> => withTimeout(promise, timeoutMs, lateMessage);
@@ -153,6 +210,35 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
       // Nobody's answer waits for a settlement (the hold covers the account until it lands), so it
       // may wait a few ms to share the next admission write (lib/redis-turn-writes.ts).
       const reply = (await sendUnhurried(redis, () => run(scripts.settle, keys, args))) as Array<number | string>;
+      if (reply.length === 0) return [];
+      const settled: SettledAccount[] = [];
+      for (let index = 0; index < accounts.length; index++) {
+        settled.push({ spentNanos: Number(reply[2 * index]), limitNanos: Number(reply[2 * index + 1]) });
+      }
+      return settled;
+    },
+    async claim(holdId, accounts, minimumNanos, wantedNanos, share, ttlMs) {
+      const deadline = now() + ttlMs;
+      const keys = [holdPrefix + holdId, deadlines];
+      const args = [holdId, String(minimumNanos), String(deadline), String(ttlMs + HOLD_GRACE_MS), String(Math.max(minimumNanos, wantedNanos)), String(share)];
+      for (const account of accounts) {
+        keys.push(prefix + account.key);
+        args.push(account.limitNanos === null ? '' : String(account.limitNanos), String(account.expiresAt));
+      }
+      const reply = (await run(scripts.claim, keys, args)) as Array<number | string>;
+      if (Number(reply[0]) === 1) return { ok: true, grantedNanos: Number(reply[1]) };
+      return { ok: false, index: Number(reply[1]), availableNanos: Math.max(0, Number(reply[2])) };
+    },
+    async draw(holdId, drawId, accounts, heldNanos, actualNanos, options) {
+      const keys = [holdPrefix + holdId, deadlines];
+      const args = [drawId, String(heldNanos), String(actualNanos)];
+      for (const account of accounts) {
+        keys.push(prefix + account.key);
+        args.push(account.limitNanos === null ? '' : String(account.limitNanos), String(account.expiresAt));
+      }
+      args.push(options?.onlyIfHeld ? 'held' : 'any');
+      // As a settlement: nobody's answer waits for it.
+      const reply = (await sendUnhurried(redis, () => run(scripts.draw, keys, args))) as Array<number | string>;
       if (reply.length === 0) return [];
       const settled: SettledAccount[] = [];
       for (let index = 0; index < accounts.length; index++) {

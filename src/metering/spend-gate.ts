@@ -35,6 +35,8 @@ export type ReserveResult =
   /** `index` is the first account that could not cover the amount; `availableNanos` what it had left. */
   | { ok: false; index: number; availableNanos: number };
 
+export type ClaimResult = { ok: true; grantedNanos: number } | { ok: false; index: number; availableNanos: number };
+
 /** Per account, in the order given: spent after the settlement, and the limit it was held to. */
 export interface SettledAccount {
   spentNanos: number;
@@ -51,11 +53,30 @@ export interface SettledAccount {
 export interface SpendGate {
   reserve(reservationId: string, accounts: readonly SpendAccount[], amountNanos: number, ttlMs: number): Promise<ReserveResult>;
   /**
+   * Holds `amountNanos` for the call at once out of credit this instance already holds for several
+   * calls on exactly these accounts (allowance-spend-gate.ts); false when it holds none that covers
+   * it, and `reserve` decides. Never refuses.
+   */
+  reserveFromAllowance?(reservationId: string, accounts: readonly SpendAccount[], amountNanos: number): boolean;
+  /**
    * `onlyIfHeld` (a replayed settlement): do nothing and return [] unless the hold still exists, so a
    * replay of a settlement that did land, or that the ledger already re-seeded, is not counted twice.
    */
   settle(reservationId: string, accounts: readonly SpendAccount[], actualNanos: number, options?: { onlyIfHeld?: boolean }): Promise<SettledAccount[]>;
   release(reservationId: string): Promise<void>;
+  /**
+   * A hold for several calls (allowance-spend-gate.ts): like `reserve`, refused unless every
+   * account can cover `minimumNanos`; otherwise holds on all of them the least of `wantedNanos`
+   * and 1/`share` of what the poorest account has left, but never less than `minimumNanos`, and
+   * says how much. Released with `release(holdId)`.
+   */
+  claim?(holdId: string, accounts: readonly SpendAccount[], minimumNanos: number, wantedNanos: number, share: number, ttlMs: number): Promise<ClaimResult>;
+  /**
+   * Settles one call carved out of a claim: `heldNanos` leaves the claim's hold and the accounts'
+   * reserved totals, `actualNanos` is added to their spend. Counted once per `drawId`: a replay
+   * returns []. When the claim's hold is gone (swept), the spend is still added unless `onlyIfHeld`.
+   */
+  draw?(holdId: string, drawId: string, accounts: readonly SpendAccount[], heldNanos: number, actualNanos: number, options?: { onlyIfHeld?: boolean }): Promise<SettledAccount[]>;
   /** Adds to a credit account's credited total (a top-up) and returns the new total. */
   addCredit(accountKey: string, amountNanos: number): Promise<number>;
   read(accountKey: string): Promise<AccountState>;

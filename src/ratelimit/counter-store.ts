@@ -40,6 +40,11 @@ export interface CounterStore {
    * call's admission (rate-limit-stage.ts).
    */
   hitNow?(limits: readonly WindowLimit[], now: number): HitResult;
+  /**
+   * Answers at once, and counts the call, when the room this instance holds covers every limit
+   * (allowance-counter-store.ts); undefined when only `hit` can decide. Never refuses.
+   */
+  hitFromAllowance?(limits: readonly WindowLimit[], now: number): HitResult | undefined;
   /** Corrects a count made at `atMs` by `delta` (actual − estimate); ignored once that window has passed. */
   adjust(key: string, windowMs: number, atMs: number, delta: number): Promise<void>;
   close(): Promise<void>;

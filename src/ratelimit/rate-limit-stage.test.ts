@@ -141,3 +141,28 @@ test('rate limit: behind an earlier check still pending, in-process counters ans
   await assert.rejects(running, /stale key/, 'the earlier check’s refusal, not the 429');
   assert.equal(reached(), 1);
 });
+
+test('rate limit: a call covered by this instance\'s allowance is admitted on the spot, with no shared round trip and nothing joined to admission', async () => {
+  const store = heldStore();
+  let offered = 0;
+  const withAllowance: CounterStore = {
+    ...store,
+    hit: store.hit,
+    hitFromAllowance() {
+      offered++;
+      return ALLOWED;
+    },
+  };
+  let admission: Promise<void> | undefined = Promise.resolve();
+  const stage = createRateLimitStage({ store: withAllowance, tokens: createTokenCounter() });
+  const call = chat();
+  const outcome = await stage.run(call, async (passed) => {
+    admission = passed.admission;
+    return { kind: 'json', body: {} };
+  });
+  assert.equal(outcome.kind, 'json');
+  assert.equal(offered, 1);
+  assert.equal(store.hits, 0, 'the shared store was not asked');
+  assert.equal(admission, undefined, 'no admission check to wait for');
+  assert.equal(call.record.headers['x-ratelimit-remaining-requests'], '9');
+});

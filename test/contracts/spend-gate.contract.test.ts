@@ -143,6 +143,43 @@ for (const implementation of implementations) {
       await gate.close();
     });
 
+    test('claim: holds the least of the wanted amount and 1/share of the poorest account, never less than the minimum', async () => {
+      const gate = implementation.make({ now: 1000 });
+      const credit = account('credit:claim', null);
+      const budget = account('key:claim', 64_000);
+      await gate.addCredit(credit.key, 1_000_000);
+      // The budget is the poorer: 64,000 / 32 = 2,000, below the 10 × 500 wanted.
+      assert.deepEqual(await gate.claim!('h1', [credit, budget], 500, 5_000, 32, 60_000), { ok: true, grantedNanos: 2_000 });
+      assert.equal((await gate.read(budget.key)).reservedNanos, 2_000);
+      assert.equal((await gate.read(credit.key)).reservedNanos, 2_000);
+      // Wanted below the share: the wanted amount.
+      assert.deepEqual(await gate.claim!('h2', [credit], 100, 300, 32, 60_000), { ok: true, grantedNanos: 300 });
+      // Near the end of the budget (62,000 left, 1/32 below the minimum): exactly the minimum.
+      assert.deepEqual(await gate.claim!('h3', [credit, budget], 30_000, 90_000, 32, 60_000), { ok: true, grantedNanos: 30_000 });
+      // 32,000 left: a minimum above it is refused as reserve refuses, naming the account.
+      assert.deepEqual(await gate.claim!('h4', [credit, budget], 40_000, 40_000, 32, 60_000), { ok: false, index: 1, availableNanos: 32_000 });
+      await gate.release('h3');
+      assert.equal((await gate.read(budget.key)).reservedNanos, 2_000);
+      await gate.close();
+    });
+
+    test('draw: one call out of a claim turns its part into spend, once per draw id; the rest is released with the claim', async () => {
+      const gate = implementation.make({ now: 1000 });
+      const budget = account('key:draw', 1_000_000);
+      assert.deepEqual(await gate.claim!('h1', [budget], 1_000, 4_000, 32, 60_000), { ok: true, grantedNanos: 4_000 });
+      assert.deepEqual(await gate.draw!('h1', 'call-1', [budget], 1_000, 700), [{ spentNanos: 700, limitNanos: 1_000_000 }]);
+      assert.deepEqual(await gate.read(budget.key), { spentNanos: 700, reservedNanos: 3_000, creditedNanos: 0 });
+      assert.deepEqual(await gate.draw!('h1', 'call-1', [budget], 1_000, 700), [], 'a replay is not counted again');
+      assert.deepEqual(await gate.draw!('h1', 'call-2', [budget], 1_000, 1_000, { onlyIfHeld: true }), [{ spentNanos: 1_700, limitNanos: 1_000_000 }]);
+      await gate.release('h1');
+      assert.deepEqual(await gate.read(budget.key), { spentNanos: 1_700, reservedNanos: 0, creditedNanos: 0 });
+      // The claim is gone: a replay that must find it does nothing, a first settlement still counts its spend.
+      assert.deepEqual(await gate.draw!('h1', 'call-3', [budget], 1_000, 500, { onlyIfHeld: true }), []);
+      assert.deepEqual(await gate.draw!('h1', 'call-4', [budget], 1_000, 500), [{ spentNanos: 2_200, limitNanos: 1_000_000 }]);
+      assert.equal((await gate.read(budget.key)).reservedNanos, 0);
+      await gate.close();
+    });
+
     test('concurrency: 60 parallel reservations against a budget for exactly 7 let exactly 7 through', async () => {
       const gate = implementation.make({ now: 1000 });
       const credit = account('credit:conc', null);

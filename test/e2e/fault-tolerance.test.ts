@@ -125,11 +125,12 @@ describe('Redis goes away mid-traffic and comes back', { skip }, () => {
 
     // The ledger has every successful call once, at the cost it returned.
     assert.deepEqual(await recordedSpend(url, tenant.key), { count: book.costs.length, nanos: book.total() });
-    // The shared counters agree once the settlements that failed during the outage are replayed.
+    // The shared counters agree once the settlements that failed during the outage are replayed, and
+    // the credit the instance claimed for the key's next calls is given back once the key is idle.
     const balance = await waitFor(
       async () => {
         const reply = await keyCall(url, tenant.key, 'GET', '/api/credits/balance');
-        return reply.status === 200 && usdToNanos(reply.body.spent_usd) === book.total() ? reply : undefined;
+        return reply.status === 200 && usdToNanos(reply.body.spent_usd) === book.total() && usdToNanos(reply.body.reserved_usd) === 0 ? reply : undefined;
       },
       10_000,
       `spent_usd to equal the returned costs (${book.total()} nano-USD)`,

@@ -164,6 +164,42 @@ describe('three gw processes on one Postgres and one Redis', { skip }, () => {
     assert.equal(again.status, 402);
   });
 
+  test('with room to spare, instances admit calls from their allowances: the limit still holds, spend matches, nothing stays held', async () => {
+    // RPM 96: slices of 3 (1/32); credit 10 USD: claims of 32 calls. Calls arrive on all three at once.
+    const tenant = await createTenant(urls[0], { credit: '10.00', key: { limits: { rpm: 96 } } });
+    await setExactPrice(urls[0], tenant.orgId);
+    const replies = await Promise.all(
+      Array.from({ length: 150 }, (_, index) => keyCall(urls[index % 3], tenant.key, 'POST', '/v1/chat/completions', chatBody())),
+    );
+    const succeeded = replies.filter((reply) => reply.status === 200);
+    // Never past the limit; short of it by at most the slices left unused when the calls stopped.
+    assert.ok(succeeded.length <= 96 && succeeded.length >= 96 - 3 * 3, `${succeeded.length} calls admitted`);
+    for (const reply of replies.filter((reply) => reply.status !== 200)) {
+      assert.equal(reply.status, 429, JSON.stringify(reply.body));
+      assert.equal(reply.body.error.code, 'rate_limit_exceeded');
+    }
+    const returned = succeeded.reduce((sum, reply) => sum + usdToNanos(reply.headers.get('x-gw-request-cost') ?? 'missing'), 0);
+    const recorded = await waitFor(
+      async () => {
+        const spend = await recordedSpend(urls[1], tenant.key);
+        return spend.count >= succeeded.length ? spend : undefined;
+      },
+      10_000,
+      'ledger rows from every instance',
+    );
+    assert.deepEqual(recorded, { count: succeeded.length, nanos: returned });
+    // The shared counters agree, and the credit claimed for the key's next calls is given back once it is idle.
+    const balance = await waitFor(
+      async () => {
+        const reply = await keyCall(urls[2], tenant.key, 'GET', '/api/credits/balance');
+        return usdToNanos(reply.body.spent_usd) === returned && usdToNanos(reply.body.reserved_usd) === 0 ? reply : undefined;
+      },
+      10_000,
+      'spend to match and nothing to stay reserved',
+    );
+    assert.equal(usdToNanos(balance.body.credited_usd), 10e9);
+  });
+
   test('a key revoked on A is rejected on B and C on the very next call', async () => {
     for (let round = 0; round < 3; round++) {
       const tenant = await createTenant(urls[round % 3], { credit: '1.00' });

@@ -1,0 +1,188 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, describe, test } from 'node:test';
+import { Redis } from 'ioredis';
+import { createAllowanceSpendGate } from '../../src/metering/allowance-spend-gate.js';
+import { createMemorySpendGate } from '../../src/metering/memory-spend-gate.js';
+import { createRedisSpendGate } from '../../src/metering/redis-spend-gate.js';
+import type { SpendAccount, SpendGate } from '../../src/metering/spend-gate.js';
+import { createAllowanceCounterStore } from '../../src/ratelimit/allowance-counter-store.js';
+import type { CounterStore, WindowLimit } from '../../src/ratelimit/counter-store.js';
+import { createMemoryCounterStore } from '../../src/ratelimit/memory-counter-store.js';
+import { createRedisCounterStore } from '../../src/ratelimit/redis-counter-store.js';
+
+// Several instances' allowances on one shared store (in memory, or Redis when GW_TEST_REDIS_URL is
+// set): limits and budgets hold exactly across instances, and nothing claimed is kept for good.
+
+const redisUrl = process.env.GW_TEST_REDIS_URL;
+const connections: Redis[] = [];
+after(() => {
+  for (const connection of connections) connection.disconnect();
+});
+const redisConnection = () => {
+  const redis = new Redis(redisUrl!, { maxRetriesPerRequest: 1 });
+  connections.push(redis);
+  return redis;
+};
+
+interface Shared {
+  name: string;
+  skip: string | false;
+  gate(): SpendGate;
+  counters(): CounterStore;
+}
+
+const sharedStores: Shared[] = [
+  {
+    name: 'memory',
+    skip: false,
+    gate: () => createMemorySpendGate({ sweepIntervalMs: 0 }),
+    counters: () => createMemoryCounterStore({ sweepIntervalMs: 0 }),
+  },
+  {
+    name: 'redis',
+    skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set',
+    gate: () => createRedisSpendGate({ redis: redisConnection(), prefix: `gwtest:${randomUUID()}:`, sweepIntervalMs: 0 }),
+    counters: () => createRedisCounterStore({ redis: redisConnection(), prefix: `gwtest:${randomUUID()}:` }),
+  },
+];
+
+function account(key: string, limitNanos: number | null): SpendAccount {
+  return { key, kind: limitNanos === null ? 'credit' : 'key', limitNanos, expiresAt: 0, orgId: 'org', ownerId: 'owner', period: 'none', periodStartMs: 0, thresholds: [] };
+}
+
+// The start of a minute, so window arithmetic stays simple.
+const T0 = 1_700_000_040_000;
+const rpm = (max: number, amount = 1): WindowLimit => ({ key: 'rpm:k1', limit: max, windowMs: 60_000, amount });
+
+for (const shared of sharedStores) {
+  describe(`allowances over a ${shared.name} store`, { skip: shared.skip }, () => {
+    test('credit: two instances carving calls out of their claims spend a budget exactly, and give back what they hold', async () => {
+      const store = shared.gate();
+      const clock = { now: 0 };
+      const instances = [0, 1].map(() => createAllowanceSpendGate(store, { share: 8, sweepIntervalMs: 0, now: () => clock.now }));
+      const credit = account('credit:o1', null);
+      const budget = account('key:k1:all', 100 * 1_000);
+      await store.addCredit(credit.key, 10_000_000);
+      let admitted = 0;
+      let carvedLocally = 0;
+      const runUntilRefused = async () => {
+        let refusedInARow = 0;
+        for (let call = 0; refusedInARow < 2; call++) {
+          const gate = instances[call % 2];
+          const id = `call-${admitted}-${call}-${clock.now}`;
+          const local = gate.reserveFromAllowance(id, [credit, budget], 1_000);
+          const held = local || (await gate.reserve(id, [credit, budget], 1_000, 60_000)).ok;
+          if (!held) {
+            refusedInARow++;
+            continue;
+          }
+          refusedInARow = 0;
+          admitted++;
+          if (local) carvedLocally++;
+          await gate.settle(id, [credit, budget], 1_000);
+          clock.now += 10;
+        }
+      };
+      await runUntilRefused();
+      assert.ok(carvedLocally > admitted / 2, `most calls were held without asking the shared store (${carvedLocally} of ${admitted})`);
+      // Whatever one instance still holds is given back once idle; the other may then use it.
+      clock.now += 5_000;
+      await Promise.all(instances.map((gate) => gate.sweepIdle()));
+      await runUntilRefused();
+      assert.equal(admitted, 100, 'every call the budget covers was admitted');
+      clock.now += 5_000;
+      await Promise.all(instances.map((gate) => gate.sweepIdle()));
+      assert.deepEqual(await store.read(budget.key), { spentNanos: 100_000, reservedNanos: 0, creditedNanos: 0 });
+      assert.equal((await store.read(credit.key)).reservedNanos, 0);
+    });
+
+    test('credit: a released call goes back into its claim; a settled one is drawn at its actual cost', async () => {
+      const store = shared.gate();
+      const gate = createAllowanceSpendGate(store, { share: 4, sweepIntervalMs: 0 });
+      const budget = account('key:k2:all', 1_000_000);
+      assert.deepEqual(await gate.reserve('a', [budget], 1_000, 60_000), { ok: true });
+      // 4 calls' worth claimed (1/4 of 1,000,000 is more).
+      assert.equal((await store.read(budget.key)).reservedNanos, 4_000);
+      assert.equal(gate.reserveFromAllowance('b', [budget], 2_000), true);
+      assert.equal(gate.reserveFromAllowance('c', [budget], 2_000), false, 'only 1,000 left in the claim');
+      await gate.release('b');
+      assert.equal(gate.reserveFromAllowance('c', [budget], 2_000), true);
+      const [settled] = await gate.settle('a', [budget], 400);
+      assert.deepEqual(settled, { spentNanos: 400, limitNanos: 1_000_000 });
+      assert.deepEqual(await store.read(budget.key), { spentNanos: 400, reservedNanos: 3_000, creditedNanos: 0 });
+      await gate.settle('c', [budget], 2_000);
+      await gate.close();
+      assert.deepEqual(await store.read(budget.key), { spentNanos: 2_400, reservedNanos: 0, creditedNanos: 0 });
+    });
+
+    test('a burst of first calls makes one claim (credit) and one slice claim (rate limits), not one each', async () => {
+      const store = shared.gate();
+      let claims = 0;
+      const claim = store.claim!.bind(store);
+      const gate = createAllowanceSpendGate({ ...store, claim: (...args) => (claims++, claim(...args)) }, { share: 32, sweepIntervalMs: 0 });
+      const budget = account('key:burst:all', 1_000_000_000);
+      const held = await Promise.all(Array.from({ length: 20 }, (_, index) => gate.reserve(`burst-${index}`, [budget], 1_000, 60_000)));
+      assert.ok(held.every((result) => result.ok));
+      assert.equal(claims, 1);
+      assert.equal((await store.read(budget.key)).reservedNanos, 32_000);
+
+      const counters = shared.counters();
+      let hits = 0;
+      const counted: CounterStore = { ...counters, hit: (limits, now) => (hits++, counters.hit(limits, now)) };
+      const limits = createAllowanceCounterStore(counted, { share: 32 });
+      const results = await Promise.all(Array.from({ length: 20 }, (_, index) => limits.hit([rpm(3_200)], T0 + index)));
+      assert.ok(results.every((result) => result.allowed));
+      // One slice of 100 claimed with the first call; the others went with their own count only.
+      const check = await counters.hit([rpm(3_200, 0)], T0 + 100);
+      assert.equal(check.states[0].remaining, 3_200 - 20 - 100);
+      assert.equal(hits, 20);
+    });
+
+    test('rate limits: two instances with allowances admit exactly the limit between them', async () => {
+      const store = shared.counters();
+      const instances = [0, 1].map(() => createAllowanceCounterStore(store, { share: 8 }));
+      let allowed = 0;
+      let local = 0;
+      for (let call = 0; call < 120; call++) {
+        const instance = instances[call % 2];
+        const fromAllowance = instance.hitFromAllowance!([rpm(64)], T0 + call);
+        const result = fromAllowance ?? (await instance.hit([rpm(64)], T0 + call));
+        if (fromAllowance) local++;
+        if (result.allowed) allowed++;
+      }
+      assert.equal(allowed, 64);
+      assert.ok(local >= 40, `most calls were counted from an allowance (${local})`);
+      assert.equal((await store.hit([rpm(64)], T0 + 500)).allowed, false, 'the shared window is full');
+    });
+
+    test('rate limits: near the limit every call is decided by the shared store; a small limit gets no allowance', async () => {
+      const store = shared.counters();
+      for (let index = 0; index < 15; index++) await store.hit([rpm(16)], T0);
+      const instance = createAllowanceCounterStore(store, { share: 8 });
+      // 1 + a slice of 2 does not fit: the call alone does, and no slice is claimed this window.
+      assert.equal((await instance.hit([rpm(16)], T0 + 1)).allowed, true);
+      assert.equal(instance.hitFromAllowance!([rpm(16)], T0 + 2), undefined);
+      const refused = await instance.hit([rpm(16)], T0 + 2);
+      assert.equal(refused.allowed, false);
+      assert.ok(refused.states[0].retryAfterMs > 0);
+
+      const small = createAllowanceCounterStore(shared.counters(), { share: 8 });
+      for (let index = 0; index < 3; index++) {
+        assert.equal((await small.hit([{ ...rpm(10), key: 'rpm:small' }], T0 + index)).allowed, true);
+        assert.equal(small.hitFromAllowance!([{ ...rpm(10), key: 'rpm:small' }], T0 + index), undefined);
+      }
+    });
+
+    test('rate limits: the unused part of an allowance goes back to its window when the next one starts', async () => {
+      const store = shared.counters();
+      const instance = createAllowanceCounterStore(store, { share: 8 });
+      // Counts the call and claims 8 more in the first window; none of them is used.
+      assert.equal((await instance.hit([rpm(64)], T0)).allowed, true);
+      assert.equal((await instance.hit([rpm(64)], T0 + 60_000)).allowed, true);
+      // At the next window's start the previous one weighs fully: 1 used there, 1 + 8 claimed here.
+      const check = await store.hit([rpm(64, 0)], T0 + 60_000);
+      assert.equal(check.states[0].remaining, 64 - 1 - 9);
+    });
+  });
+}
