@@ -59,7 +59,9 @@ const UNKNOWN = Symbol('unknown version');
  * the change feed is Redis. With a shared feed, each call also reads the feed's version (one Redis
  * GET) and trusts only entries loaded under the current version: a revocation acknowledged on one
  * instance is seen by the next call on any other, even before its pub/sub notice arrives. When the
- * version cannot be read (Redis away) the cache is bypassed and the database answers.
+ * feed confirms the version in the background (`confirmedVersion`), a call uses that instead of a
+ * read of its own. When the version cannot be read (Redis away) the cache is bypassed and the
+ * database answers.
  */
 export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAuthenticator {
   const ttlMs = options.cacheTtlMs ?? 30_000;

@@ -19,7 +19,8 @@ function confirm(current: boolean): void {
 }
 
 /**
- * The first stage: the shared change version is being read while the call goes on (its rate-limit
+ * The first stage: when the instance has no recent confirmation of the shared change version
+ * (lib/change-feed.ts, `confirmedVersion`), the version is being read while the call goes on (its rate-limit
  * call is sent meanwhile), and the call is not admitted until the cached key is known to be current
  * (pipeline/admission.ts; docs/deployment.md, "Revocation across instances"). Being first, a stale
  * key wins over any other refusal.

@@ -20,7 +20,7 @@ export interface ChangeFeed {
   /**
    * Shared feeds only: a counter in the store that every publish bumps before its notice goes out.
    * A reader that sees it move knows something changed even if the notice has not reached it yet,
-   * which is what makes "rejected on the very next call" exact across instances.
+   * which is what makes "rejected on the next call once the change returned" exact across instances.
    */
   version?(): Promise<string>;
   /**
