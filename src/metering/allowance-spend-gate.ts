@@ -35,6 +35,7 @@ export interface AllowanceSpendGate extends SpendGate {
 /** A hold on a set of accounts for several calls, and what is left of it here. */
 interface Claim {
   holdId: string;
+  accounts: readonly SpendAccount[];
   /** Left to carve calls from. */
   freeNanos: number;
   /** Calls carved out of it not yet settled or released. */
@@ -105,11 +106,20 @@ export function createAllowanceSpendGate(shared: SpendGate, options: AllowanceSp
     retired.delete(claim);
     return release(claim.holdId);
   };
+  let returnsMade = 0;
   const retire = (claim: Claim): Promise<void> | undefined => {
     claim.retired = true;
     if (claim.running === 0) return giveBack(claim);
     retired.add(claim);
-    return undefined;
+    // Its calls still running keep their parts; what nobody took is given back now, not when the
+    // last of them ends (a long stream would otherwise keep the whole claim reserved).
+    const unused = claim.freeNanos;
+    if (unused <= 0) return undefined;
+    claim.freeNanos = 0;
+    return drawOf(claim.holdId, `unused:${instance}:${++returnsMade}`, claim.accounts, unused, 0).then(
+      () => undefined,
+      (error: unknown) => report(error),
+    );
   };
   /** The call no longer runs on its claim. */
   const finish = (entry: Carved) => {
@@ -162,7 +172,7 @@ export function createAllowanceSpendGate(shared: SpendGate, options: AllowanceSp
     }
     if (!result.ok) return result;
     const at = now();
-    const claim: Claim = { holdId, freeNanos: result.grantedNanos, running: 0, claimedAt: at, lastCarvedAt: at, retired: false };
+    const claim: Claim = { holdId, accounts, freeNanos: result.grantedNanos, running: 0, claimedAt: at, lastCarvedAt: at, retired: false };
     const replaced = current.get(key);
     current.set(key, claim);
     if (replaced) void retire(replaced);

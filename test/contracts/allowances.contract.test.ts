@@ -139,6 +139,22 @@ for (const shared of sharedStores) {
       assert.equal(hits, 20);
     });
 
+    test('credit: a claim retired while a call still runs on it keeps only that call\'s part held', async () => {
+      const store = shared.gate();
+      const clock = { now: 0 };
+      const gate = createAllowanceSpendGate(store, { share: 4, sweepIntervalMs: 0, now: () => clock.now });
+      const budget = account('key:long:all', 1_000_000);
+      assert.deepEqual(await gate.reserve('stream', [budget], 1_000, 60_000), { ok: true });
+      assert.equal((await store.read(budget.key)).reservedNanos, 4_000);
+      // Past the claim's lifetime: retired, the stream still running.
+      clock.now += 20_000;
+      await gate.sweepIdle();
+      assert.equal((await store.read(budget.key)).reservedNanos, 1_000);
+      assert.equal(gate.reserveFromAllowance('next', [budget], 1_000), false, 'nothing is carved from a retired claim');
+      await gate.settle('stream', [budget], 900);
+      assert.deepEqual(await store.read(budget.key), { spentNanos: 900, reservedNanos: 0, creditedNanos: 0 });
+    });
+
     test('rate limits: two instances with allowances admit exactly the limit between them', async () => {
       const store = shared.counters();
       const instances = [0, 1].map(() => createAllowanceCounterStore(store, { share: 8 }));
