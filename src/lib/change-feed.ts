@@ -25,7 +25,7 @@ export interface ChangeFeed {
   version?(): Promise<string>;
   /**
    * Shared feeds that confirm their version in the background (createRedisChangeFeed with
-   * `confirmEveryMs`): the version as this instance last read it, when that read was sent less than
+   * `freshnessMs`): the version as this instance last read it, when that read was sent less than
    * the feed's freshness ago; otherwise undefined, and the caller reads `version()` itself. A
    * publish returns only after the freshness has passed, so once a change is acknowledged no
    * instance still answers with the version before it (docs/deployment.md, "Revocation across
@@ -54,8 +54,8 @@ export function createLocalChangeFeed(): ChangeFeed {
 
 const CHANNEL = 'gw:changes';
 const VERSION_KEY = 'gw:changes:version';
-// A script rather than a GET: read on every call, it then leaves in the call's one composite
-// script with the rate-limit check and the credit hold (lib/redis-script-batch.ts).
+// A script rather than a GET: when a call reads it itself (no fresh confirmation), it leaves in the
+// call's one composite script with the rate-limit check and the credit hold (lib/redis-script-batch.ts).
 const READ_VERSION = redisScript(`return redis.call('GET', KEYS[1])`);
 // The new version rides in the notice, so an instance knows it before its next confirmation.
 // The notice is JSON with one more field: readers that do not know it ignore it.
@@ -74,8 +74,6 @@ export interface RedisChangeFeedOptions {
   freshnessMs?: number;
   /** Monotonic ms (tests pass their own). */
   now?: () => number;
-  /** How a publish waits out the freshness (tests pass their own). */
-  sleep?: (ms: number) => Promise<void>;
 }
 
 /** Waited beyond the freshness by a publish: timers fire late, and two machines' clocks run at slightly different rates. */
@@ -89,7 +87,6 @@ const FRESHNESS_MARGIN = 0.1;
 export function createRedisChangeFeed(publisher: Redis, subscriber: Redis, options: RedisChangeFeedOptions = {}): ChangeFeed {
   const freshnessMs = options.freshnessMs ?? 0;
   const now = options.now ?? (() => performance.now());
-  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const listeners = new Set<ChangeListener>();
   /** The highest version seen, and when the last read that confirmed it was sent. */
   let knownVersion = -1;
@@ -147,7 +144,7 @@ export function createRedisChangeFeed(publisher: Redis, subscriber: Redis, optio
       await PUBLISH_CHANGE.run(publisher, [VERSION_KEY], [CHANNEL, JSON.stringify(notice)]);
       // Every instance that trusted the older version read it less than the freshness before the
       // bump: once the freshness has passed, none does any more.
-      if (freshnessMs > 0) await sleep(Math.ceil(freshnessMs * (1 + FRESHNESS_MARGIN)));
+      if (freshnessMs > 0) await new Promise<void>((resolve) => setTimeout(resolve, Math.ceil(freshnessMs * (1 + FRESHNESS_MARGIN))));
     },
     version: readVersion,
     confirmedVersion() {
