@@ -86,8 +86,6 @@ export function createAllowanceSpendGate(shared: SpendGate, options: AllowanceSp
   let claimsMade = 0;
   /** The claim new calls are carved from, per set of accounts. */
   const current = new Map<string, Claim>();
-  /** Claims no longer current that still have calls running. */
-  const retired = new Set<Claim>();
   const carved = new Map<string, Carved>();
   /** Per set of accounts, the claim on its way, if any. */
   const claiming = new Map<string, Promise<void>>();
@@ -102,15 +100,11 @@ export function createAllowanceSpendGate(shared: SpendGate, options: AllowanceSp
         unreleased.add(holdId);
       },
     );
-  const giveBack = (claim: Claim): Promise<void> => {
-    retired.delete(claim);
-    return release(claim.holdId);
-  };
+  const giveBack = (claim: Claim): Promise<void> => release(claim.holdId);
   let returnsMade = 0;
   const retire = (claim: Claim): Promise<void> | undefined => {
     claim.retired = true;
     if (claim.running === 0) return giveBack(claim);
-    retired.add(claim);
     // Its calls still running keep their parts; what nobody took is given back now, not when the
     // last of them ends (a long stream would otherwise keep the whole claim reserved).
     const unused = claim.freeNanos;

@@ -43,6 +43,18 @@ export function createMemorySpendGate(options: MemorySpendGateOptions = {}): Spe
     return entry;
   }
 
+  /** Adds the actual cost to every account's spend; answers what a settlement answers. */
+  function addSpend(accounts: readonly SpendAccount[], actualNanos: number): SettledAccount[] {
+    const settled: SettledAccount[] = new Array(accounts.length);
+    for (let index = 0; index < accounts.length; index++) {
+      const account = accounts[index];
+      const entry = counter(account.key, account.expiresAt);
+      entry.spent += actualNanos;
+      settled[index] = { spentNanos: entry.spent, limitNanos: account.limitNanos ?? entry.credited };
+    }
+    return settled;
+  }
+
   function drop(hold: Hold): void {
     for (const entry of hold.counters) entry.reserved = Math.max(0, entry.reserved - hold.amount);
   }
@@ -108,14 +120,7 @@ export function createMemorySpendGate(options: MemorySpendGateOptions = {}): Spe
         hold.amount -= heldNanos;
         for (const entry of hold.counters) entry.reserved = Math.max(0, entry.reserved - heldNanos);
       }
-      const settled: SettledAccount[] = new Array(accounts.length);
-      for (let index = 0; index < accounts.length; index++) {
-        const account = accounts[index];
-        const entry = counter(account.key, account.expiresAt);
-        entry.spent += actualNanos;
-        settled[index] = { spentNanos: entry.spent, limitNanos: account.limitNanos ?? entry.credited };
-      }
-      return settled;
+      return addSpend(accounts, actualNanos);
     },
     async settle(reservationId, accounts, actualNanos, options) {
       const hold = holds.get(reservationId);
@@ -124,14 +129,7 @@ export function createMemorySpendGate(options: MemorySpendGateOptions = {}): Spe
         drop(hold);
         holds.delete(reservationId);
       }
-      const settled: SettledAccount[] = new Array(accounts.length);
-      for (let index = 0; index < accounts.length; index++) {
-        const account: SpendAccount = accounts[index];
-        const entry = counter(account.key, account.expiresAt);
-        entry.spent += actualNanos;
-        settled[index] = { spentNanos: entry.spent, limitNanos: account.limitNanos ?? entry.credited };
-      }
-      return settled;
+      return addSpend(accounts, actualNanos);
     },
     async release(reservationId) {
       const hold = holds.get(reservationId);

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { AccountState, SettledAccount, SpendGate } from './spend-gate.js';
+import type { AccountState, SettledAccount, SpendAccount, SpendGate } from './spend-gate.js';
 import { redisScript, type RedisScript } from '../lib/redis-script.js';
 import { sendUnhurried } from '../lib/redis-turn-writes.js';
 import { withTimeout } from '../lib/with-timeout.js';
@@ -161,6 +161,14 @@ if ARGV[3] ~= '0' then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
 return 1
 `;
 
+/** SETTLE's and DRAW's reply: spent and limit per account, or nothing when a replay found no hold. */
+function settledAccounts(reply: Array<number | string>, count: number): SettledAccount[] {
+  if (reply.length === 0) return [];
+  const settled: SettledAccount[] = [];
+  for (let index = 0; index < count; index++) settled.push({ spentNanos: Number(reply[2 * index]), limitNanos: Number(reply[2 * index + 1]) });
+  return settled;
+}
+
 /** Holds live this long past their deadline in Redis, so a late settle still finds the amount to release. */
 const HOLD_GRACE_MS = 3_600_000;
 const SWEEP_BATCH = 500;
@@ -178,6 +186,14 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
   const within = <T>(promise: Promise<T>): Promise<T> => withTimeout(promise, timeoutMs, lateMessage);
   const run = (which: RedisScript, keys: string[], args: string[]): Promise<unknown> => within(which.run(redis, keys, args));
 
+  /** Each account's counter key, and its limit ('' for a credit account) and expiry as the scripts read them. */
+  const addAccounts = (keys: string[], args: string[], accounts: readonly SpendAccount[]) => {
+    for (const account of accounts) {
+      keys.push(prefix + account.key);
+      args.push(account.limitNanos === null ? '' : String(account.limitNanos), String(account.expiresAt));
+    }
+  };
+
   async function sweepExpired(): Promise<number> {
     return Number(await run(scripts.sweep, [deadlines], [String(now()), holdPrefix, String(SWEEP_BATCH)]));
   }
@@ -191,10 +207,7 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
       const deadline = now() + ttlMs;
       const keys = [holdPrefix + reservationId, deadlines];
       const args = [reservationId, String(amountNanos), String(deadline), String(ttlMs + HOLD_GRACE_MS)];
-      for (const account of accounts) {
-        keys.push(prefix + account.key);
-        args.push(account.limitNanos === null ? '' : String(account.limitNanos), String(account.expiresAt));
-      }
+      addAccounts(keys, args, accounts);
       const reply = (await run(scripts.reserve, keys, args)) as Array<number | string>;
       if (Number(reply[0]) === 1) return { ok: true };
       return { ok: false, index: Number(reply[1]), availableNanos: Math.max(0, Number(reply[2])) };
@@ -202,29 +215,18 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
     async settle(reservationId, accounts, actualNanos, options) {
       const keys = [holdPrefix + reservationId, deadlines];
       const args = [reservationId, String(actualNanos)];
-      for (const account of accounts) {
-        keys.push(prefix + account.key);
-        args.push(account.limitNanos === null ? '' : String(account.limitNanos), String(account.expiresAt));
-      }
+      addAccounts(keys, args, accounts);
       args.push(options?.onlyIfHeld ? 'held' : 'any');
       // Nobody's answer waits for a settlement (the hold covers the account until it lands), so it
       // may wait a few ms to share the next admission write (lib/redis-turn-writes.ts).
       const reply = (await sendUnhurried(redis, () => run(scripts.settle, keys, args))) as Array<number | string>;
-      if (reply.length === 0) return [];
-      const settled: SettledAccount[] = [];
-      for (let index = 0; index < accounts.length; index++) {
-        settled.push({ spentNanos: Number(reply[2 * index]), limitNanos: Number(reply[2 * index + 1]) });
-      }
-      return settled;
+      return settledAccounts(reply, accounts.length);
     },
     async claim(holdId, accounts, minimumNanos, wantedNanos, share, ttlMs) {
       const deadline = now() + ttlMs;
       const keys = [holdPrefix + holdId, deadlines];
       const args = [holdId, String(minimumNanos), String(deadline), String(ttlMs + HOLD_GRACE_MS), String(Math.max(minimumNanos, wantedNanos)), String(share)];
-      for (const account of accounts) {
-        keys.push(prefix + account.key);
-        args.push(account.limitNanos === null ? '' : String(account.limitNanos), String(account.expiresAt));
-      }
+      addAccounts(keys, args, accounts);
       const reply = (await run(scripts.claim, keys, args)) as Array<number | string>;
       if (Number(reply[0]) === 1) return { ok: true, grantedNanos: Number(reply[1]) };
       return { ok: false, index: Number(reply[1]), availableNanos: Math.max(0, Number(reply[2])) };
@@ -232,19 +234,11 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
     async draw(holdId, drawId, accounts, heldNanos, actualNanos, options) {
       const keys = [holdPrefix + holdId, deadlines];
       const args = [drawId, String(heldNanos), String(actualNanos)];
-      for (const account of accounts) {
-        keys.push(prefix + account.key);
-        args.push(account.limitNanos === null ? '' : String(account.limitNanos), String(account.expiresAt));
-      }
+      addAccounts(keys, args, accounts);
       args.push(options?.onlyIfHeld ? 'held' : 'any');
       // As a settlement: nobody's answer waits for it.
       const reply = (await sendUnhurried(redis, () => run(scripts.draw, keys, args))) as Array<number | string>;
-      if (reply.length === 0) return [];
-      const settled: SettledAccount[] = [];
-      for (let index = 0; index < accounts.length; index++) {
-        settled.push({ spentNanos: Number(reply[2 * index]), limitNanos: Number(reply[2 * index + 1]) });
-      }
-      return settled;
+      return settledAccounts(reply, accounts.length);
     },
     async release(reservationId) {
       await sendUnhurried(redis, () => run(scripts.release, [holdPrefix + reservationId, deadlines], [reservationId]));
