@@ -281,3 +281,19 @@ describe('metering e2e: credit store down', { skip: REDIS_SKIP }, () => {
     }
   });
 });
+
+describe('metering e2e: allowances turned off', { skip: postgres.skip || REDIS_SKIP }, () => {
+  test('with GW_ALLOWANCE_SHARE=0 nothing is reserved once a call is done: every hold was its own', async () => {
+    const running = await startGateway({ database: 'postgres', config: { redisUrl: TEST_REDIS_URL, allowanceShare: 0 } });
+    try {
+      const tenant = await createTenant(running, { credit: '1.00' });
+      const reply = await chat(running, tenant.key);
+      assert.equal(reply.status, 200, JSON.stringify(reply.body));
+      const balance = await get(running, tenant.key, '/api/credits/balance');
+      assert.equal(balance.body.reserved_usd, '0.000000000');
+      assert.equal(balance.body.balance_nanos, 1e9 - nanos(reply.headers.get('x-gw-request-cost')!));
+    } finally {
+      await running.close();
+    }
+  });
+});
