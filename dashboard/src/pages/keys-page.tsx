@@ -152,7 +152,8 @@ export function KeysPage() {
   const teams = useResource(() => (orgId ? api.get<{ data: Team[] }>(`/api/admin/orgs/${orgId}/teams`) : Promise.resolve({ data: [] as Team[] })), [orgId]);
   const teamList = teams.state === 'ready' ? teams.data.data : [];
   const teamName = (id: string | null) => (id ? (teamList.find((team) => team.id === id)?.name ?? id) : '—');
-  const spendOf = (id: string) => (spend.state === 'ready' ? (spend.data.data.find((row) => row.key_id === id)?.cost_nanos ?? 0) : 0);
+  // Undefined until the spend has loaded (or when it failed to), so no key shows a $0 it may not have.
+  const spendOf = (id: string) => (spend.state === 'ready' ? (spend.data.data.find((row) => row.key_id === id)?.cost_nanos ?? 0) : undefined);
 
   async function revoke(key: KeyRecord) {
     setActionError(undefined);
