@@ -1,6 +1,6 @@
 // Preloaded into the gateway by `bench/call-timeline.mjs --rate N` (node --import). Under an
 // open-loop load, where calls overlap, it records four moments of every call: the gateway saw the
-// request, it created the upstream request, undici wrote that request's headers, the upstream's
+// request, it created the upstream request, the client wrote that request's headers, the upstream's
 // answer headers arrived, and the answer to the client finished. An upstream request is credited
 // to its call through AsyncLocalStorage: the store is entered when the request starts, on the
 // connection's own async context, and the call's continuations carry it to undici's
@@ -25,27 +25,31 @@ if (isMainThread) {
       calls.push(call);
     });
   });
-  subscribe('undici:request:create', ({ request }) => {
-    const call = currentCall.getStore();
-    // A retry or fallback makes a second upstream request: the call keeps its first.
-    if (call === undefined || call.created !== undefined) {
-      unmatched++;
-      return;
-    }
-    call.created = performance.now();
-    byUpstreamRequest.set(request, call);
-  });
-  subscribe('undici:client:sendHeaders', ({ request }) => {
-    const call = byUpstreamRequest.get(request);
-    if (call !== undefined) call.written = performance.now();
-  });
-  subscribe('undici:request:headers', ({ request }) => {
-    const call = byUpstreamRequest.get(request);
-    if (call === undefined) return;
-    call.answered = performance.now();
-    byUpstreamRequest.delete(request);
-  });
-  subscribe('undici:request:error', ({ request }) => byUpstreamRequest.delete(request));
+  // Answers read whole go through gw's own HTTP/1.1 client, which publishes the same moments
+  // under gw:upstream:* (src/providers/http/http1-client.ts); streams go through undici.
+  for (const prefix of ['undici:', 'gw:upstream:']) {
+    subscribe(`${prefix}request:create`, ({ request }) => {
+      const call = currentCall.getStore();
+      // A retry or fallback makes a second upstream request: the call keeps its first.
+      if (call === undefined || call.created !== undefined) {
+        unmatched++;
+        return;
+      }
+      call.created = performance.now();
+      byUpstreamRequest.set(request, call);
+    });
+    subscribe(`${prefix}client:sendHeaders`, ({ request }) => {
+      const call = byUpstreamRequest.get(request);
+      if (call !== undefined) call.written = performance.now();
+    });
+    subscribe(`${prefix}request:headers`, ({ request }) => {
+      const call = byUpstreamRequest.get(request);
+      if (call === undefined) return;
+      call.answered = performance.now();
+      byUpstreamRequest.delete(request);
+    });
+    subscribe(`${prefix}request:error`, ({ request }) => byUpstreamRequest.delete(request));
+  }
   process.on('SIGUSR2', () => {
     if (output) writeFileSync(output, JSON.stringify({ calls, unmatched }));
     calls = [];

@@ -43,7 +43,12 @@ if (isMainThread) {
     calls.push(current);
   });
   subscribe('gw:call:step', (message) => mark(message.step, message.at));
-  for (const [channel, step] of Object.entries(UPSTREAM_STEPS)) subscribe(channel, () => mark(step));
+  // Answers read whole go through gw's own HTTP/1.1 client, which publishes the same moments
+  // under gw:upstream:* (src/providers/http/http1-client.ts); streams go through undici.
+  for (const [channel, step] of Object.entries(UPSTREAM_STEPS)) {
+    subscribe(channel, () => mark(step));
+    subscribe(channel.replace(/^undici:/, 'gw:upstream:'), () => mark(step));
+  }
   // The shared stores' traffic during the call: when its first write to Redis (and Postgres) left
   // and when Redis first answered, so a round trip on the call's path shows in the timeline.
   const redisPort = storePort(process.env.GW_REDIS_URL, 6379);

@@ -72,6 +72,12 @@ export const configSchema = z.object({
    * from it without a round trip (docs/pipeline.md, "Allowances"). 0 asks Redis on every call.
    */
   allowanceShare: z.coerce.number().int().min(0).max(1_000_000).default(32),
+  /**
+   * Which HTTP client sends upstream requests whose answer is read whole (every non-streamed call):
+   * gw's own HTTP/1.1 client, or undici (which always carries streams). A way back, should an
+   * upstream misbehave with the former.
+   */
+  upstreamClient: z.enum(['http1', 'undici']).default('http1'),
   /** Log message contents in the request log (off by default). */
   logMessageContents: z.coerce.boolean().default(false),
   /** Directory of the built dashboard (index.html + assets); default dist/dashboard at the package root. */

@@ -53,3 +53,9 @@ test('GW_CHANGE_FRESHNESS_MS and GW_ALLOWANCE_SHARE: defaults, 0 turns each off,
   assert.throws(() => loadConfig({ GW_CHANGE_FRESHNESS_MS: '-1' }), /GW_CHANGE_FRESHNESS_MS/);
   assert.throws(() => loadConfig({ GW_ALLOWANCE_SHARE: 'many' }), /GW_ALLOWANCE_SHARE/);
 });
+
+test('GW_UPSTREAM_CLIENT: http1 by default, undici on request, anything else names the variable', () => {
+  assert.equal(loadConfig({}).upstreamClient, 'http1');
+  assert.equal(loadConfig({ GW_UPSTREAM_CLIENT: 'undici' }).upstreamClient, 'undici');
+  assert.throws(() => loadConfig({ GW_UPSTREAM_CLIENT: 'curl' }), /GW_UPSTREAM_CLIENT/);
+});

@@ -87,79 +87,86 @@ function options(overrides: Partial<SendOptions> = {}): SendOptions {
   return { signal: new AbortController().signal, firstByteMs: 2000, idleMs: 2000, provider: 'acme', ...overrides };
 }
 
-describe('upstream client: answers read whole', () => {
-  test('a body written in several parts arrives whole, with its status and repeated headers', async () => {
-    const response = await client.sendBuffered({ method: 'GET', url: `${base}/split`, headers: {} }, options());
-    assert.equal(response.statusCode, 200);
-    assert.deepEqual(JSON.parse(response.body.toString('utf8')), { parts: ['a', 'b'] });
-    assert.equal(response.headers['content-type'], 'application/json');
-    assert.deepEqual(response.headers['x-seen'], ['one', 'two']);
-  });
+// Both clients that can read an answer whole (gw's HTTP/1.1 client, the default, and undici,
+// GW_UPSTREAM_CLIENT=undici) must behave alike.
+for (const bufferedClient of ['http1', 'undici'] as const) {
+  describe(`upstream client: answers read whole (${bufferedClient})`, () => {
+    const buffered = createUpstreamClient({ bufferedClient });
+    after(() => buffered.close());
 
-  test('the request body and method reach the upstream', async () => {
-    const response = await client.sendBuffered({ method: 'POST', url: `${base}/echo`, headers: { 'content-type': 'text/plain' }, body: 'hello' }, options());
-    assert.equal(response.statusCode, 201);
-    assert.equal(response.body.toString('utf8'), 'POST hello');
-  });
+    test('a body written in several parts arrives whole, with its status and repeated headers', async () => {
+      const response = await buffered.sendBuffered({ method: 'GET', url: `${base}/split`, headers: {} }, options());
+      assert.equal(response.statusCode, 200);
+      assert.deepEqual(JSON.parse(response.body.toString('utf8')), { parts: ['a', 'b'] });
+      assert.equal(response.headers['content-type'], 'application/json');
+      assert.deepEqual(response.headers['x-seen'], ['one', 'two']);
+    });
 
-  test('a 103 Early Hints before the answer is passed over', async () => {
-    const response = await client.sendBuffered({ method: 'GET', url: `${base}/early-hints`, headers: {} }, options());
-    assert.equal(response.statusCode, 200);
-    assert.equal(response.headers.link, undefined);
-    assert.equal(response.body.toString('utf8'), 'after 103');
-  });
+    test('the request body and method reach the upstream', async () => {
+      const response = await buffered.sendBuffered({ method: 'POST', url: `${base}/echo`, headers: { 'content-type': 'text/plain' }, body: 'hello' }, options());
+      assert.equal(response.statusCode, 201);
+      assert.equal(response.body.toString('utf8'), 'POST hello');
+    });
 
-  test('an error answer is returned as it came, for the adapter to classify', async () => {
-    const response = await client.sendBuffered({ method: 'GET', url: `${base}/error`, headers: {} }, options());
-    assert.equal(response.statusCode, 429);
-    assert.equal(response.headers['retry-after'], '7');
-    assert.match(response.body.toString('utf8'), /slow down/);
-  });
+    test('a 103 Early Hints before the answer is passed over', async () => {
+      const response = await buffered.sendBuffered({ method: 'GET', url: `${base}/early-hints`, headers: {} }, options());
+      assert.equal(response.statusCode, 200);
+      assert.equal(response.headers.link, undefined);
+      assert.equal(response.body.toString('utf8'), 'after 103');
+    });
 
-  test('no headers within firstByteMs: upstream_timeout (504)', async () => {
-    const error = await client.sendBuffered({ method: 'GET', url: `${base}/hang-headers`, headers: {} }, options({ firstByteMs: 100 })).catch((caught) => caught);
-    assert.ok(error instanceof GatewayError);
-    assert.equal(error.code, 'upstream_timeout');
-    assert.equal(error.status, 504);
-  });
+    test('an error answer is returned as it came, for the adapter to classify', async () => {
+      const response = await buffered.sendBuffered({ method: 'GET', url: `${base}/error`, headers: {} }, options());
+      assert.equal(response.statusCode, 429);
+      assert.equal(response.headers['retry-after'], '7');
+      assert.match(response.body.toString('utf8'), /slow down/);
+    });
 
-  test('a body that stops mid-way for longer than idleMs: upstream_timeout (504)', async () => {
-    const error = await client.sendBuffered({ method: 'GET', url: `${base}/hang-body`, headers: {} }, options({ idleMs: 100 })).catch((caught) => caught);
-    assert.ok(error instanceof GatewayError);
-    assert.equal(error.code, 'upstream_timeout');
-  });
+    test('no headers within firstByteMs: upstream_timeout (504)', async () => {
+      const error = await buffered.sendBuffered({ method: 'GET', url: `${base}/hang-headers`, headers: {} }, options({ firstByteMs: 100 })).catch((caught) => caught);
+      assert.ok(error instanceof GatewayError);
+      assert.equal(error.code, 'upstream_timeout');
+      assert.equal(error.status, 504);
+    });
 
-  test('a refused connection: upstream_unavailable (503)', async () => {
-    const closed = createServer();
-    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-    const port = (closed.address() as AddressInfo).port;
-    await new Promise((resolve) => closed.close(resolve));
-    const error = await client.sendBuffered({ method: 'GET', url: `http://127.0.0.1:${port}/`, headers: {} }, options()).catch((caught) => caught);
-    assert.ok(error instanceof GatewayError);
-    assert.equal(error.code, 'upstream_unavailable');
-    assert.equal(error.status, 503);
-  });
+    test('a body that stops mid-way for longer than idleMs: upstream_timeout (504)', async () => {
+      const error = await buffered.sendBuffered({ method: 'GET', url: `${base}/hang-body`, headers: {} }, options({ idleMs: 100 })).catch((caught) => caught);
+      assert.ok(error instanceof GatewayError);
+      assert.equal(error.code, 'upstream_timeout');
+    });
 
-  test('aborting while waiting for headers, or mid-body, rejects with the abort reason', async () => {
-    for (const path of ['/hang-headers', '/hang-body']) {
+    test('a refused connection: upstream_unavailable (503)', async () => {
+      const closed = createServer();
+      await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+      const port = (closed.address() as AddressInfo).port;
+      await new Promise((resolve) => closed.close(resolve));
+      const error = await buffered.sendBuffered({ method: 'GET', url: `http://127.0.0.1:${port}/`, headers: {} }, options()).catch((caught) => caught);
+      assert.ok(error instanceof GatewayError);
+      assert.equal(error.code, 'upstream_unavailable');
+      assert.equal(error.status, 503);
+    });
+
+    test('aborting while waiting for headers, or mid-body, rejects with the abort reason', async () => {
+      for (const path of ['/hang-headers', '/hang-body']) {
+        const controller = new AbortController();
+        const reason = new GatewayError('invalid_request', 'The client closed the connection.');
+        const pending = buffered.sendBuffered({ method: 'GET', url: `${base}${path}`, headers: {} }, options({ signal: controller.signal }));
+        setTimeout(() => controller.abort(reason), 50);
+        await assert.rejects(pending, (error) => error === reason, path);
+      }
+    });
+
+    test('a signal aborted before sending rejects at once and sends nothing', async () => {
       const controller = new AbortController();
       const reason = new GatewayError('invalid_request', 'The client closed the connection.');
-      const pending = client.sendBuffered({ method: 'GET', url: `${base}${path}`, headers: {} }, options({ signal: controller.signal }));
-      setTimeout(() => controller.abort(reason), 50);
-      await assert.rejects(pending, (error) => error === reason, path);
-    }
+      controller.abort(reason);
+      let reached = false;
+      routes['/never'] = () => (reached = true);
+      await assert.rejects(buffered.sendBuffered({ method: 'GET', url: `${base}/never`, headers: {} }, options({ signal: controller.signal })), (error) => error === reason);
+      assert.equal(reached, false);
+    });
   });
-
-  test('a signal aborted before sending rejects at once and sends nothing', async () => {
-    const controller = new AbortController();
-    const reason = new GatewayError('invalid_request', 'The client closed the connection.');
-    controller.abort(reason);
-    let reached = false;
-    routes['/never'] = () => (reached = true);
-    await assert.rejects(client.sendBuffered({ method: 'GET', url: `${base}/never`, headers: {} }, options({ signal: controller.signal })), (error) => error === reason);
-    assert.equal(reached, false);
-  });
-});
+}
 
 describe('upstream client: answers read as they arrive', () => {
   test('each chunk reaches the reader as it arrives, before the upstream has written the next', async () => {

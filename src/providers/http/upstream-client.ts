@@ -4,10 +4,12 @@ import { undiciCore } from '../../lib/undici-core.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { UpstreamRequest } from './provider-adapter.js';
 import type { CallSignal } from '../../lib/call-signal.js';
+import { createHttp1Client, Http1TimeoutError } from './http1-client.js';
 
 /**
- * The one HTTP client for upstream calls: an undici Agent (a keep-alive pool per origin) and
- * `request()`, the lowest-overhead client API in Node. Network failures become GatewayErrors with
+ * The one HTTP client for upstream calls. Streamed answers go through an undici Agent (a keep-alive
+ * pool per origin) with handlers of our own; answers read whole go through gw's HTTP/1.1 client
+ * (`http1-client.ts`), which does less per exchange. Network failures become GatewayErrors with
  * the spec's statuses: timeouts 504, refused/reset connections 503, broken answers 502.
  */
 export interface UpstreamClient {
@@ -58,6 +60,11 @@ export interface UpstreamClientOptions {
   keepAliveTimeoutMs?: number;
   /** Extra CA or TLS settings for tests. */
   connect?: Record<string, unknown>;
+  /**
+   * Which client sends requests whose answer is read whole: gw's own HTTP/1.1 client (default,
+   * `http1-client.ts`) or undici, as streams always are.
+   */
+  bufferedClient?: 'http1' | 'undici';
 }
 
 export function createUpstreamClient(options: UpstreamClientOptions = {}): UpstreamClient {
@@ -79,6 +86,12 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     if (!agent) agents.set(key, (agent = createAgent(key)));
     return agent;
   };
+  const http1 = (options.bufferedClient ?? 'http1') === 'undici' ? undefined : createHttp1Client({
+    connectionsPerOrigin: options.connectionsPerOrigin ?? 256,
+    keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 30_000,
+    connectTimeoutMs: defaultConnectMs,
+    connect: options.connect,
+  });
   const urlParts = new Map<string, { origin: string; path: string }>();
   const dispatch = (request: UpstreamRequest, sendOptions: SendOptions, handler: Dispatcher.DispatchHandler & { onError(error: Error): void }) => {
     try {
@@ -107,13 +120,18 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
       });
     },
     sendBuffered(request, sendOptions) {
+      if (http1) {
+        return http1.exchange(request, sendOptions).catch((error: unknown) => {
+          throw toUpstreamError(error, sendOptions.provider, sendOptions.signal);
+        });
+      }
       return new Promise<BufferedResponse>((resolve, reject) => {
         const handler = new BufferingHandler(sendOptions.signal, resolve, (error) => reject(toUpstreamError(error, sendOptions.provider, sendOptions.signal)));
         dispatch(request, sendOptions, handler);
       });
     },
     close: async () => {
-      await Promise.all([...agents.values()].map((agent) => agent.close()));
+      await Promise.all([...[...agents.values()].map((agent) => agent.close()), http1?.close()]);
     },
   };
 }
@@ -384,6 +402,7 @@ export function toUpstreamError(error: unknown, provider: string, signal?: CallS
     return error;
   }
   if (
+    error instanceof Http1TimeoutError ||
     error instanceof undiciCore.errors.HeadersTimeoutError ||
     error instanceof undiciCore.errors.BodyTimeoutError ||
     error instanceof undiciCore.errors.ConnectTimeoutError

@@ -1,0 +1,223 @@
+import assert from 'node:assert/strict';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import { createTestCertificates, type TestCertificates } from '../../../test/e2e/alerts-fixtures/test-certificates.js';
+import { createHttp1Client, Http1TimeoutError, type Http1Client } from './http1-client.js';
+import type { SendOptions } from './upstream-client.js';
+
+// What the HTTP/1.1 client does with connections: keep-alive reuse, the per-origin cap with a
+// queue, servers that close idle connections, unsafe headers, TLS, answers cut short, timeouts,
+// and the diagnostics channels. Answers' framing is covered by http1-response-reader.test.ts; the
+// behaviour shared with undici by upstream-client.test.ts.
+
+function options(overrides: Partial<SendOptions> = {}): SendOptions {
+  return { signal: new AbortController().signal, firstByteMs: 2000, idleMs: 2000, provider: 'acme', ...overrides };
+}
+
+async function listen(server: Server | ReturnType<typeof createTcpServer>): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+}
+
+describe('http1 client against node:http', () => {
+  const sockets = new Set<Socket>();
+  let server: Server;
+  let base: string;
+  let client: Http1Client;
+  let inFlight = 0;
+  let mostInFlight = 0;
+  let release: (() => void)[] = [];
+
+  before(async () => {
+    server = createHttpServer((request: IncomingMessage, response: ServerResponse) => {
+      let body = '';
+      request.on('data', (chunk) => (body += chunk));
+      request.on('end', () => {
+        const answer = () => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: request.url, body, host: request.headers.host, length: request.headers['content-length'] }));
+        if (request.url === '/held') {
+          inFlight++;
+          mostInFlight = Math.max(mostInFlight, inFlight);
+          release.push(() => {
+            inFlight--;
+            answer();
+          });
+          return;
+        }
+        answer();
+      });
+    });
+    server.keepAliveTimeout = 5000;
+    server.on('connection', (socket: Socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    base = `http://127.0.0.1:${await listen(server)}`;
+    client = createHttp1Client({ connectionsPerOrigin: 2, keepAliveTimeoutMs: 30_000, connectTimeoutMs: 2000 });
+  });
+
+  after(async () => {
+    await client.close();
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  test('calls one after another share one keep-alive connection; host and length are set', async () => {
+    let connections = 0;
+    const count = () => connections++;
+    server.on('connection', count);
+    try {
+      for (let index = 0; index < 5; index++) {
+        const answer = await client.exchange({ method: 'POST', url: `${base}/n${index}`, headers: { 'content-type': 'application/json' }, body: `{"i":${index}}` }, options());
+        assert.equal(answer.statusCode, 200);
+        assert.deepEqual(JSON.parse(answer.body.toString()), { url: `/n${index}`, body: `{"i":${index}}`, host: base.slice('http://'.length), length: String(`{"i":${index}}`.length) });
+      }
+      assert.ok(connections <= 1, `${connections} new connections for 5 calls in a row`);
+    } finally {
+      server.off('connection', count);
+    }
+  });
+
+  test('no more connections than allowed per origin: the rest wait their turn, and all are answered', async () => {
+    mostInFlight = 0;
+    release = [];
+    const answers = Array.from({ length: 6 }, () => client.exchange({ method: 'POST', url: `${base}/held`, headers: {}, body: '{}' }, options()));
+    while (release.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    // Let each held call go one at a time, so queued calls get a connection as one frees up.
+    let answered = 0;
+    while (answered < 6) {
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const next = release.shift();
+      if (next) {
+        next();
+        answered++;
+      }
+    }
+    for (const answer of await Promise.all(answers)) assert.equal(answer.statusCode, 200);
+    assert.equal(mostInFlight, 2);
+    assert.ok(sockets.size <= 2, `${sockets.size} sockets open`);
+  });
+
+  test('a call waiting for a connection that is aborted leaves the queue and rejects with the reason', async () => {
+    release = [];
+    const held = [0, 1].map(() => client.exchange({ method: 'POST', url: `${base}/held`, headers: {}, body: '{}' }, options()));
+    const controller = new AbortController();
+    const queued = client.exchange({ method: 'POST', url: `${base}/n`, headers: {}, body: '{}' }, options({ signal: controller.signal }));
+    const reason = new Error('client went away');
+    controller.abort(reason);
+    await assert.rejects(queued, (error) => error === reason);
+    while (release.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const next of release.splice(0)) next();
+    for (const answer of await Promise.all(held)) assert.equal(answer.statusCode, 200);
+  });
+
+  test('a header value with CR or LF is refused before anything is sent', async () => {
+    await assert.rejects(
+      client.exchange({ method: 'POST', url: `${base}/n`, headers: { 'x-evil': 'a\r\nx-injected: 1' }, body: '{}' }, options()),
+      /invalid header/,
+    );
+    await assert.rejects(client.exchange({ method: 'POST', url: `${base}/n`, headers: { 'bad name': 'x' }, body: '{}' }, options()), /invalid header/);
+  });
+
+  test('the gateway publishes the exchange on gw:upstream:* channels, in order', async () => {
+    const seen: string[] = [];
+    const names = ['request:create', 'client:sendHeaders', 'request:headers', 'request:bodyChunkReceived'];
+    const listeners = names.map((name) => [`gw:upstream:${name}`, () => seen.push(name)] as const);
+    for (const [channel, listener] of listeners) subscribe(channel, listener);
+    try {
+      await client.exchange({ method: 'POST', url: `${base}/n`, headers: {}, body: '{}' }, options());
+    } finally {
+      for (const [channel, listener] of listeners) unsubscribe(channel, listener);
+    }
+    assert.deepEqual(seen, names);
+  });
+});
+
+describe('http1 client: servers that close, cut or stall', () => {
+  test('a server that closes idle connections after its announced keep-alive: the next call opens a new one', async () => {
+    const server = createHttpServer((_request, response) => response.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
+    server.keepAliveTimeout = 1200; // announced as timeout=1; the client keeps it for 1 s less, i.e. not at all
+    let connections = 0;
+    server.on('connection', () => connections++);
+    const url = `http://127.0.0.1:${await listen(server)}/`;
+    const client = createHttp1Client({ connectionsPerOrigin: 4, keepAliveTimeoutMs: 30_000, connectTimeoutMs: 2000 });
+    try {
+      assert.equal((await client.exchange({ method: 'GET', url, headers: {} }, options())).statusCode, 200);
+      await new Promise((resolve) => setTimeout(resolve, 1400));
+      assert.equal((await client.exchange({ method: 'GET', url, headers: {} }, options())).statusCode, 200);
+      assert.equal(connections, 2);
+    } finally {
+      await client.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  test('raw servers: an answer cut mid-body fails; one closed without a length is whole; silence is a timeout', async () => {
+    const behaviours: Record<string, (socket: Socket) => void> = {
+      '/cut': (socket) => socket.end('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part'),
+      '/to-the-end': (socket) => socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nall of it'),
+      '/silent': () => {},
+      '/stalls': (socket) => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nstart'),
+      '/garbage': (socket) => socket.end('SMTP ready\r\n\r\n'),
+    };
+    const server = createTcpServer((socket) => {
+      let head = '';
+      socket.on('data', (chunk) => {
+        head += chunk.toString('latin1');
+        if (!head.includes('\r\n\r\n')) return;
+        const path = head.split(' ')[1]!;
+        behaviours[path]!(socket);
+      });
+      socket.on('error', () => {});
+    });
+    const base = `http://127.0.0.1:${await listen(server)}`;
+    const client = createHttp1Client({ connectionsPerOrigin: 4, keepAliveTimeoutMs: 30_000, connectTimeoutMs: 2000 });
+    const send = (path: string, overrides: Partial<SendOptions> = {}) => client.exchange({ method: 'GET', url: base + path, headers: {} }, options(overrides));
+    try {
+      await assert.rejects(send('/cut'), (error: NodeJS.ErrnoException) => error.code === 'ECONNRESET');
+      const whole = await send('/to-the-end');
+      assert.equal(whole.body.toString(), 'all of it');
+      await assert.rejects(send('/silent', { firstByteMs: 150 }), (error) => error instanceof Http1TimeoutError && error.phase === 'headers');
+      await assert.rejects(send('/stalls', { idleMs: 150 }), (error) => error instanceof Http1TimeoutError && error.phase === 'body');
+      await assert.rejects(send('/garbage'), /bad status line/);
+    } finally {
+      await client.close();
+      server.close();
+    }
+  });
+});
+
+describe('http1 client over TLS', () => {
+  let certificates: TestCertificates;
+  before(() => {
+    certificates = createTestCertificates();
+  });
+  after(() => certificates.remove());
+
+  test('https: the certificate is checked against the given CA; calls reuse the connection', async () => {
+    const server = createHttpsServer({ key: certificates.key, cert: certificates.cert }, (request, response) => {
+      response.writeHead(200, { 'content-type': 'text/plain' }).end(`tls ${request.method}`);
+    });
+    let connections = 0;
+    server.on('secureConnection', () => connections++);
+    const url = `https://localhost:${await listen(server as unknown as Server)}/`;
+    const trusting = createHttp1Client({ connectionsPerOrigin: 4, keepAliveTimeoutMs: 30_000, connectTimeoutMs: 2000, connect: { ca: certificates.caPem } });
+    const untrusting = createHttp1Client({ connectionsPerOrigin: 4, keepAliveTimeoutMs: 30_000, connectTimeoutMs: 2000 });
+    try {
+      for (let index = 0; index < 3; index++) {
+        const answer = await trusting.exchange({ method: 'POST', url, headers: {}, body: 'x' }, options());
+        assert.equal(answer.body.toString(), 'tls POST');
+      }
+      assert.equal(connections, 1);
+      await assert.rejects(untrusting.exchange({ method: 'POST', url, headers: {}, body: 'x' }, options()), (error: NodeJS.ErrnoException) => /CERT|SELF_SIGNED|UNABLE/.test(String(error.code)));
+    } finally {
+      await trusting.close();
+      await untrusting.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});

@@ -1,0 +1,395 @@
+import { channel } from 'node:diagnostics_channel';
+import net from 'node:net';
+import tls from 'node:tls';
+import type { BufferedResponse, SendOptions } from './upstream-client.js';
+import type { UpstreamRequest } from './provider-adapter.js';
+import { Http1ResponseReader } from './http1-response-reader.js';
+import type { CallSignal } from '../../lib/call-signal.js';
+
+/**
+ * A lean HTTP/1.1 client for exchanges whose answer is used whole (every non-streamed call): a
+ * keep-alive pool of sockets per origin, the request written in one go, the answer read by
+ * `Http1ResponseReader`. Streams and everything else still go through undici.
+ *
+ * Why: between a request's arrival and its answer a gateway is two HTTP hops, and on the
+ * benchmark machine the general-purpose clients' machinery (undici's dispatcher, request and
+ * pool objects, its parser compiled to WebAssembly) was a large share of what the gateway added to
+ * a call. A client that knows it sends one buffered request per connection at a time needs very
+ * little of it. docs/pipeline.md, "A client for answers read whole", has the measurements.
+ */
+export interface Http1Client {
+  exchange(request: UpstreamRequest, options: SendOptions): Promise<BufferedResponse>;
+  close(): Promise<void>;
+}
+
+export interface Http1ClientOptions {
+  connectionsPerOrigin: number;
+  /** Longest time an idle connection is kept (shortened to what the server announces). */
+  keepAliveTimeoutMs: number;
+  connectTimeoutMs: number;
+  /** Extra TLS settings (a test CA). */
+  connect?: Record<string, unknown>;
+}
+
+/** A failure to connect, or a silence, longer than allowed. `phase` says which timer ran out. */
+export class Http1TimeoutError extends Error {
+  readonly code = 'GW_UPSTREAM_TIMEOUT';
+  constructor(readonly phase: 'connect' | 'headers' | 'body') {
+    super(`upstream ${phase} timeout`);
+  }
+}
+
+/** The connection ended before the whole answer arrived. */
+export class Http1ConnectionClosedError extends Error {
+  readonly code = 'ECONNRESET';
+}
+
+/**
+ * Diagnostics channels named after undici's, so a probe can time this client's exchanges as it
+ * times undici's (bench/lib/call-timeline-probe.mjs). Each message is `{ request }`, one object per
+ * exchange. Unsubscribed, a publish costs one property read.
+ */
+const onCreate = channel('gw:upstream:request:create');
+const onHeadersWritten = channel('gw:upstream:client:sendHeaders');
+const onAnswerHeaders = channel('gw:upstream:request:headers');
+const onFirstBodyBytes = channel('gw:upstream:request:bodyChunkReceived');
+const onError = channel('gw:upstream:request:error');
+
+/** A server that announces no keep-alive timeout is assumed to close idle connections after 4 s. */
+const DEFAULT_SERVER_KEEP_ALIVE_MS = 4_000;
+/** Margin kept before a server's announced keep-alive timeout, so we never write into a closing socket. */
+const KEEP_ALIVE_MARGIN_MS = 1_000;
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const HEADER_VALUE_FORBIDDEN = /[\r\n\0]/;
+
+interface Origin {
+  key: string;
+  secure: boolean;
+  host: string;
+  port: number;
+  hostHeader: string;
+  connectMs: number;
+  idle: Connection[];
+  open: number;
+  waiting: Exchange[];
+}
+
+export function createHttp1Client(options: Http1ClientOptions): Http1Client {
+  const origins = new Map<string, Origin>();
+  const urlParts = new Map<string, { origin: Origin; path: string }>();
+  let closed = false;
+
+  const originOf = (url: string, connectMs: number): { origin: Origin; path: string } => {
+    const cacheKey = connectMs === options.connectTimeoutMs ? url : `${connectMs} ${url}`;
+    let parts = urlParts.get(cacheKey);
+    if (parts) return parts;
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new TypeError(`unsupported protocol ${parsed.protocol}`);
+    const secure = parsed.protocol === 'https:';
+    const key = `${connectMs} ${parsed.origin}`;
+    let origin = origins.get(key);
+    if (!origin) {
+      origin = {
+        key,
+        secure,
+        host: parsed.hostname.replace(/^\[|\]$/g, ''),
+        port: Number(parsed.port || (secure ? 443 : 80)),
+        hostHeader: parsed.host,
+        connectMs,
+        idle: [],
+        open: 0,
+        waiting: [],
+      };
+      origins.set(key, origin);
+    }
+    parts = { origin, path: parsed.pathname + parsed.search };
+    if (urlParts.size >= 1000) urlParts.clear();
+    urlParts.set(cacheKey, parts);
+    return parts;
+  };
+
+  const connect = (origin: Origin): Connection => {
+    origin.open++;
+    const socket = origin.secure
+      ? tls.connect({
+          host: origin.host,
+          port: origin.port,
+          servername: net.isIP(origin.host) ? undefined : origin.host,
+          ALPNProtocols: ['http/1.1'],
+          ...options.connect,
+        })
+      : net.connect({ host: origin.host, port: origin.port });
+    return new Connection(origin, socket, release);
+  };
+
+  /** A connection finished an exchange (or died): reuse it for a waiting exchange, park it, or drop it. */
+  const release = (connection: Connection, reusable: boolean): void => {
+    const origin = connection.origin;
+    if (!reusable || closed) {
+      connection.destroy();
+      origin.open--;
+      const next = origin.waiting.shift();
+      if (next && !closed) start(connect(origin), next);
+      return;
+    }
+    const next = origin.waiting.shift();
+    if (next) return start(connection, next);
+    connection.park(options.keepAliveTimeoutMs);
+    origin.idle.push(connection);
+  };
+
+  const start = (connection: Connection, exchange: Exchange): void => {
+    if (exchange.signal.aborted) {
+      exchange.fail(exchange.signal.reason);
+      return release(connection, connection.usable());
+    }
+    connection.run(exchange);
+  };
+
+  return {
+    exchange(request, sendOptions) {
+      return new Promise<BufferedResponse>((resolve, reject) => {
+        try {
+          if (closed) throw new Error('the upstream client is closed');
+          const { origin, path } = originOf(request.url, sendOptions.connectMs ?? options.connectTimeoutMs);
+          const exchange = new Exchange(encodeRequest(request, path, origin.hostHeader), request.method, sendOptions, resolve, reject);
+          if (onCreate.hasSubscribers) onCreate.publish({ request: exchange });
+          let connection: Connection | undefined;
+          while ((connection = origin.idle.pop())) {
+            if (connection.usable()) break;
+            connection.destroy();
+            origin.open--;
+          }
+          if (connection) return start(connection, exchange);
+          if (origin.open < options.connectionsPerOrigin) return start(connect(origin), exchange);
+          origin.waiting.push(exchange);
+          exchange.onAbandon = () => {
+            const index = origin.waiting.indexOf(exchange);
+            if (index >= 0) origin.waiting.splice(index, 1);
+          };
+        } catch (error) {
+          reject(error);
+        }
+      });
+    },
+    async close() {
+      closed = true;
+      for (const origin of origins.values()) {
+        for (const connection of origin.idle.splice(0)) connection.destroy();
+        for (const exchange of origin.waiting.splice(0)) exchange.fail(new Error('the upstream client is closed'));
+      }
+    },
+  };
+}
+
+/** The request's bytes: request line and headers in one latin1 buffer, the body after them. */
+function encodeRequest(request: UpstreamRequest, path: string, hostHeader: string): { head: Buffer; body: Buffer | undefined } {
+  let head = `${request.method} ${path} HTTP/1.1\r\n`;
+  let hasHost = false;
+  for (const name in request.headers) {
+    const value = request.headers[name]!;
+    if (!HEADER_NAME.test(name) || HEADER_VALUE_FORBIDDEN.test(value)) throw new TypeError(`invalid header ${JSON.stringify(name)}`);
+    const lower = name.toLowerCase();
+    // Framing is this client's to decide.
+    if (lower === 'content-length' || lower === 'transfer-encoding' || lower === 'connection') continue;
+    if (lower === 'host') hasHost = true;
+    head += `${name}: ${value}\r\n`;
+  }
+  if (!hasHost) head += `host: ${hostHeader}\r\n`;
+  const body = request.body === undefined ? undefined : typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
+  if (body !== undefined || request.method === 'POST') head += `content-length: ${body?.length ?? 0}\r\n`;
+  head += '\r\n';
+  return { head: Buffer.from(head, 'latin1'), body };
+}
+
+/** One request and its answer: the timers' limits, the call's signal, and how it ends. */
+class Exchange {
+  readonly signal: CallSignal;
+  readonly firstByteMs: number;
+  readonly idleMs: number;
+  onAbandon: (() => void) | undefined;
+  private settled = false;
+  private readonly onAbort = () => {
+    this.onAbandon?.();
+    this.fail(this.signal.reason instanceof Error ? this.signal.reason : new Error('aborted'));
+  };
+
+  constructor(
+    readonly bytes: { head: Buffer; body: Buffer | undefined },
+    readonly method: string,
+    options: SendOptions,
+    private readonly resolve: (response: BufferedResponse) => void,
+    private readonly reject: (error: unknown) => void,
+  ) {
+    this.signal = options.signal;
+    this.firstByteMs = options.firstByteMs;
+    this.idleMs = options.idleMs;
+    if (!this.signal.aborted) this.signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  get done(): boolean {
+    return this.settled;
+  }
+
+  succeed(response: BufferedResponse): void {
+    if (this.settle()) this.resolve(response);
+  }
+
+  fail(error: unknown): void {
+    if (!this.settle()) return;
+    if (onError.hasSubscribers) onError.publish({ request: this, error });
+    this.reject(error);
+  }
+
+  private settle(): boolean {
+    if (this.settled) return false;
+    this.settled = true;
+    this.onAbandon = undefined;
+    this.signal.removeEventListener('abort', this.onAbort);
+    return true;
+  }
+}
+
+/**
+ * One socket to an origin, serving one exchange at a time. Its listeners are attached once, when
+ * it opens, and route events to the exchange it is running, so an exchange adds no listeners of
+ * its own to the socket.
+ */
+class Connection {
+  private exchange: Exchange | undefined;
+  private reader: Http1ResponseReader | undefined;
+  private connected = false;
+  private bodyStarted = false;
+  private dead = false;
+  private idleUntil = 0;
+
+  constructor(
+    readonly origin: Origin,
+    private readonly socket: net.Socket,
+    private readonly release: (connection: Connection, reusable: boolean) => void,
+  ) {
+    socket.setNoDelay(true);
+    socket.setTimeout(origin.connectMs);
+    socket.once(origin.secure ? 'secureConnect' : 'connect', () => {
+      this.connected = true;
+      if (this.exchange) socket.setTimeout(this.exchange.firstByteMs);
+    });
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('timeout', () => this.onTimeout());
+    socket.on('error', (error) => this.onEnd(error));
+    socket.on('close', () => this.onEnd(undefined));
+  }
+
+  /** Whether an idle connection may take a request now. */
+  usable(): boolean {
+    return !this.dead && !this.socket.destroyed && this.socket.writable && Date.now() < this.idleUntil;
+  }
+
+  run(exchange: Exchange): void {
+    this.exchange = exchange;
+    this.reader = new Http1ResponseReader(exchange.method);
+    this.bodyStarted = false;
+    this.socket.ref();
+    if (this.connected) this.socket.setTimeout(exchange.firstByteMs);
+    exchange.onAbandon = () => {
+      // The call gave up mid-exchange: the socket's state is unknown, so it goes.
+      this.exchange = undefined;
+      this.finish(false);
+    };
+    const { head, body } = exchange.bytes;
+    if (body === undefined || body.length === 0) {
+      this.socket.write(head);
+    } else {
+      this.socket.cork();
+      this.socket.write(head);
+      this.socket.write(body);
+      this.socket.uncork();
+    }
+    if (onHeadersWritten.hasSubscribers) onHeadersWritten.publish({ request: exchange });
+  }
+
+  /** Keeps the idle socket for at most `keepAliveMs`, and for less than the server said it would. */
+  park(keepAliveMs: number): void {
+    const serverMs = (this.reader?.keepAliveHintMs ?? DEFAULT_SERVER_KEEP_ALIVE_MS) - KEEP_ALIVE_MARGIN_MS;
+    const keepMs = Math.max(0, Math.min(keepAliveMs, serverMs));
+    this.idleUntil = Date.now() + keepMs;
+    this.reader = undefined;
+    // An idle socket neither keeps the process alive nor outlives its use.
+    this.socket.setTimeout(keepMs + 100);
+    this.socket.unref();
+  }
+
+  destroy(): void {
+    this.dead = true;
+    this.socket.destroy();
+  }
+
+  private onData(chunk: Buffer): void {
+    const exchange = this.exchange;
+    const reader = this.reader;
+    if (!exchange || !reader) {
+      // Bytes nobody asked for: the connection can no longer be trusted.
+      this.dropIdle();
+      return;
+    }
+    let complete: boolean;
+    const headBefore = reader.headComplete;
+    try {
+      complete = reader.push(chunk);
+    } catch (error) {
+      this.exchange = undefined;
+      exchange.fail(error);
+      this.finish(false);
+      return;
+    }
+    if (reader.headComplete && !headBefore) {
+      // From the answer's head on, the timer measures silences in its body.
+      this.socket.setTimeout(exchange.idleMs);
+      if (onAnswerHeaders.hasSubscribers) onAnswerHeaders.publish({ request: exchange });
+    }
+    if (!this.bodyStarted && reader.bodyBytes > 0) {
+      this.bodyStarted = true;
+      if (onFirstBodyBytes.hasSubscribers) onFirstBodyBytes.publish({ request: exchange });
+    }
+    if (!complete) return;
+    this.exchange = undefined;
+    exchange.succeed({ statusCode: reader.statusCode, headers: reader.headers, body: reader.body() });
+    this.finish(reader.reusable);
+  }
+
+  private onTimeout(): void {
+    const exchange = this.exchange;
+    if (!exchange) return this.dropIdle();
+    this.exchange = undefined;
+    exchange.fail(new Http1TimeoutError(!this.connected ? 'connect' : this.reader?.headComplete ? 'body' : 'headers'));
+    this.finish(false);
+  }
+
+  private onEnd(error: Error | undefined): void {
+    if (this.dead) return;
+    this.dead = true;
+    const exchange = this.exchange;
+    const reader = this.reader;
+    this.exchange = undefined;
+    if (!exchange) return this.dropIdle();
+    if (reader && reader.end()) exchange.succeed({ statusCode: reader.statusCode, headers: reader.headers, body: reader.body() });
+    else exchange.fail(error ?? new Http1ConnectionClosedError('the upstream closed the connection before the answer was complete'));
+    this.finish(false);
+  }
+
+  /** An idle connection died, timed out or sent bytes nobody asked for: it leaves the pool. */
+  private dropIdle(): void {
+    this.dead = true;
+    this.socket.destroy();
+    const idle = this.origin.idle;
+    const index = idle.indexOf(this);
+    if (index < 0) return; // not parked: whoever released it has accounted for it
+    idle.splice(index, 1);
+    this.origin.open--;
+  }
+
+  private finish(reusable: boolean): void {
+    this.reader = reusable ? this.reader : undefined;
+    this.release(this, reusable && !this.dead);
+  }
+}

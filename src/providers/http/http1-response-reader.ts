@@ -1,0 +1,217 @@
+import type { IncomingHttpHeaders } from 'node:http';
+
+/** Response heads larger than this are refused (undici's and Node's default limits are similar). */
+const MAX_HEAD_BYTES = 64 * 1024;
+const CRLF_CRLF = Buffer.from('\r\n\r\n', 'latin1');
+
+/** A response the upstream sent that HTTP/1.1 does not allow (the connection is then dropped). */
+export class MalformedResponseError extends Error {
+  readonly code = 'GW_MALFORMED_UPSTREAM_RESPONSE';
+}
+
+type Framing = 'none' | 'length' | 'chunked' | 'close';
+type ChunkState = 'size' | 'data' | 'data-end' | 'trailers';
+
+/**
+ * Reads one HTTP/1.1 response, fed the connection's bytes as they arrive, and keeps its body in
+ * memory. Framing follows RFC 9112 §6: no body for HEAD, 1xx, 204 and 304; chunked when it is the
+ * last transfer coding; otherwise Content-Length; otherwise the body runs to the connection's end.
+ * 1xx interim answers (100 Continue, 103 Early Hints) are skipped. A reader is used for one
+ * response; `reusable` says whether the connection may carry the next request.
+ */
+export class Http1ResponseReader {
+  statusCode = 0;
+  headers: IncomingHttpHeaders = {};
+  /** True once the head has been read. */
+  headComplete = false;
+  /** True once the whole response has been read. */
+  complete = false;
+  /** Whether the connection may serve another request once this response is complete. */
+  reusable = true;
+  /** `Keep-Alive: timeout=N` of the response, in ms (undefined when absent). */
+  keepAliveHintMs: number | undefined;
+
+  private head: Buffer | undefined;
+  private framing: Framing = 'none';
+  private remaining = 0;
+  private chunkState: ChunkState = 'size';
+  private line = '';
+  private readonly parts: Buffer[] = [];
+  private length = 0;
+
+  constructor(private readonly method: string) {}
+
+  /** Bytes of body read so far. */
+  get bodyBytes(): number {
+    return this.length;
+  }
+
+  /** The body read so far, in one buffer. */
+  body(): Buffer {
+    return this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.length);
+  }
+
+  /**
+   * Consumes bytes of the connection. Returns true when the response is complete; bytes after its
+   * end (which a server may not send before it has a request) mark the connection not reusable.
+   * Throws MalformedResponseError on a response HTTP/1.1 does not allow.
+   */
+  push(chunk: Buffer): boolean {
+    let offset = 0;
+    while (offset < chunk.length && !this.complete) {
+      offset = this.headComplete ? this.pushBody(chunk, offset) : this.pushHead(chunk, offset);
+    }
+    if (this.complete && offset < chunk.length) this.reusable = false;
+    return this.complete;
+  }
+
+  /** The connection ended: completes a body that runs to the end, fails anything else unfinished. */
+  end(): boolean {
+    if (this.complete) return true;
+    if (this.headComplete && this.framing === 'close') {
+      this.complete = true;
+      return true;
+    }
+    return false;
+  }
+
+  private pushHead(chunk: Buffer, offset: number): number {
+    const searchFrom = this.head ? Math.max(0, this.head.length - 3) : 0;
+    const buffer = this.head ? Buffer.concat([this.head, chunk.subarray(offset)]) : offset === 0 ? chunk : chunk.subarray(offset);
+    const end = buffer.indexOf(CRLF_CRLF, searchFrom);
+    if (end < 0) {
+      if (buffer.length > MAX_HEAD_BYTES) throw new MalformedResponseError('response head too large');
+      // Copied: the chunk's memory belongs to the socket's read, and only the head's bytes are kept.
+      this.head = Buffer.from(buffer);
+      return chunk.length;
+    }
+    if (end > MAX_HEAD_BYTES) throw new MalformedResponseError('response head too large');
+    const consumedFromChunk = end + 4 - (this.head?.length ?? 0);
+    this.head = undefined;
+    this.parseHead(buffer.toString('latin1', 0, end));
+    return offset + consumedFromChunk;
+  }
+
+  private parseHead(text: string): void {
+    const lines = text.split('\r\n');
+    const status = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/.exec(lines[0]!);
+    if (!status) throw new MalformedResponseError(`bad status line: ${JSON.stringify(lines[0]!.slice(0, 80))}`);
+    const statusCode = Number(status[2]);
+    const headers: Record<string, string | string[]> = {};
+    for (let index = 1; index < lines.length; index++) {
+      const line = lines[index]!;
+      const colon = line.indexOf(':');
+      // Obsolete line folding (a line starting with white space) and lines without a name are refused.
+      if (colon <= 0 || line.charCodeAt(0) === 32 || line.charCodeAt(0) === 9) throw new MalformedResponseError('bad header line');
+      const name = line.slice(0, colon).toLowerCase();
+      if (name === '__proto__' || !/^[!#$%&'*+\-.^_`|~0-9a-z]+$/.test(name)) throw new MalformedResponseError('bad header name');
+      const value = line.slice(colon + 1).trim();
+      const seen = headers[name];
+      if (seen === undefined) headers[name] = value;
+      else if (Array.isArray(seen)) seen.push(value);
+      else headers[name] = [seen, value];
+    }
+    if (statusCode < 200) {
+      // 101 would switch protocols, which a request from here never asks for.
+      if (statusCode === 101) throw new MalformedResponseError('unexpected 101 Switching Protocols');
+      return; // an interim answer: the real one follows
+    }
+    this.statusCode = statusCode;
+    this.headers = headers;
+    this.headComplete = true;
+    if (status[1] === '0' || hasToken(headers.connection, 'close')) this.reusable = false;
+    const keepAlive = /timeout=(\d+)/i.exec(String(headers['keep-alive'] ?? ''));
+    if (keepAlive) this.keepAliveHintMs = Number(keepAlive[1]) * 1000;
+
+    if (this.method === 'HEAD' || statusCode === 204 || statusCode === 304) return this.finish();
+    const transferEncoding = headers['transfer-encoding'];
+    if (transferEncoding !== undefined) {
+      const codings = String(transferEncoding).toLowerCase().split(',');
+      // With both headers the length is ignored, and the connection is not trusted for another request.
+      if (headers['content-length'] !== undefined) this.reusable = false;
+      if (codings[codings.length - 1]!.trim() === 'chunked') {
+        this.framing = 'chunked';
+        return;
+      }
+      this.framing = 'close';
+      this.reusable = false;
+      return;
+    }
+    const contentLength = headers['content-length'];
+    if (contentLength !== undefined) {
+      const values = Array.isArray(contentLength) ? contentLength : [contentLength];
+      const distinct = new Set(values.flatMap((value) => value.split(',').map((part) => part.trim())));
+      const [only] = distinct;
+      if (distinct.size !== 1 || !/^\d{1,15}$/.test(only!)) throw new MalformedResponseError('bad content-length');
+      this.remaining = Number(only);
+      if (this.remaining === 0) return this.finish();
+      this.framing = 'length';
+      return;
+    }
+    this.framing = 'close';
+    this.reusable = false;
+  }
+
+  private pushBody(chunk: Buffer, offset: number): number {
+    if (this.framing === 'close') {
+      this.keep(offset === 0 ? chunk : chunk.subarray(offset));
+      return chunk.length;
+    }
+    if (this.framing === 'length') {
+      const take = Math.min(this.remaining, chunk.length - offset);
+      this.keep(take === chunk.length ? chunk : chunk.subarray(offset, offset + take));
+      this.remaining -= take;
+      if (this.remaining === 0) this.finish();
+      return offset + take;
+    }
+    return this.pushChunked(chunk, offset);
+  }
+
+  private pushChunked(chunk: Buffer, offset: number): number {
+    if (this.chunkState === 'data') {
+      const take = Math.min(this.remaining, chunk.length - offset);
+      this.keep(chunk.subarray(offset, offset + take));
+      this.remaining -= take;
+      if (this.remaining === 0) this.chunkState = 'data-end';
+      return offset + take;
+    }
+    // Size lines, the CRLF after data and trailers are read line by line.
+    const newline = chunk.indexOf(10, offset);
+    const upTo = newline < 0 ? chunk.length : newline + 1;
+    this.line += chunk.toString('latin1', offset, upTo);
+    if (this.line.length > 8 * 1024) throw new MalformedResponseError('chunk line too long');
+    if (newline < 0) return upTo;
+    const line = this.line.endsWith('\r\n') ? this.line.slice(0, -2) : this.line.slice(0, -1);
+    this.line = '';
+    if (this.chunkState === 'data-end') {
+      if (line !== '') throw new MalformedResponseError('chunk data longer than its size');
+      this.chunkState = 'size';
+    } else if (this.chunkState === 'size') {
+      const size = /^([0-9a-fA-F]{1,12})[ \t]*(?:;.*)?$/.exec(line);
+      if (!size) throw new MalformedResponseError('bad chunk size');
+      this.remaining = parseInt(size[1]!, 16);
+      this.chunkState = this.remaining === 0 ? 'trailers' : 'data';
+    } else if (line === '') {
+      this.finish(); // the empty line after the last chunk's trailers
+    }
+    return upTo;
+  }
+
+  private keep(part: Buffer): void {
+    if (part.length === 0) return;
+    this.parts.push(part);
+    this.length += part.length;
+  }
+
+  private finish(): void {
+    this.complete = true;
+  }
+}
+
+function hasToken(value: string | string[] | undefined, token: string): boolean {
+  if (value === undefined) return false;
+  return String(value)
+    .toLowerCase()
+    .split(',')
+    .some((part) => part.trim() === token);
+}
