@@ -6,13 +6,16 @@
 // p50 / p99 over the direct call) and as 4 streams at a time (first event's added p50). Pinned as
 // the benchmark is: gateways on GW_CPUS (default 0), mock and load on LOAD_CPUS (default 1).
 //
-//   node bench/compare-builds.mjs --baseline DIR [--candidate DIR] [--rounds 4] [--seconds 8] [--json]
+//   node bench/compare-builds.mjs --baseline DIR [--candidate DIR] [--rounds 4] [--seconds 8]
+//     [--baseline-env K=V,K2=V2] [--json]
 //
 // DIR is a checkout with dist/ built and node_modules in place, e.g. the commit before a change:
 //   git worktree add /tmp/gw-base HEAD~1 && ln -s "$PWD/node_modules" /tmp/gw-base/node_modules \
 //     && (cd /tmp/gw-base && npx tsc -p tsconfig.build.json)
 // The candidate defaults to this checkout (run `npm run build` first). Both builds must share the
-// database schema; the schema is made by the candidate.
+// database schema; the schema is made by the candidate. `--baseline-env` adds environment variables
+// to the baseline gateway only, so one build can be compared with itself under another setting:
+//   node bench/compare-builds.mjs --baseline . --baseline-env GW_UPSTREAM_CLIENT=undici
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -32,6 +35,12 @@ const baseline = option('baseline');
 const candidate = resolve(option('candidate', root));
 const rounds = Number(option('rounds', 4));
 const seconds = Number(option('seconds', 8));
+const baselineEnv = Object.fromEntries(
+  String(option('baseline-env', ''))
+    .split(',')
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
 if (!baseline || !(rounds >= 1 && rounds <= 20) || !(seconds >= 2 && seconds <= 60)) {
   console.error('usage: compare-builds.mjs --baseline DIR [--candidate DIR] [--rounds 1-20] [--seconds 2-60] [--json]');
   process.exit(2);
@@ -48,7 +57,7 @@ const round3 = (value) => Number(value.toFixed(3));
 
 async function main() {
   const variants = [
-    { name: 'baseline (Postgres + Redis)', root: resolve(baseline), mode: 'postgres', port: Number(process.env.BENCH_GW_BASE_PORT ?? 18995) },
+    { name: 'baseline (Postgres + Redis)', root: resolve(baseline), mode: 'postgres', port: Number(process.env.BENCH_GW_BASE_PORT ?? 18995), extraEnv: baselineEnv },
     { name: 'candidate (Postgres + Redis)', root: candidate, mode: 'postgres', port: Number(process.env.BENCH_GW_PG_PORT ?? 18993) },
     { name: 'candidate (embedded)', root: candidate, mode: 'sqlite', port: Number(process.env.BENCH_GW_PORT ?? 18991) },
   ];
@@ -57,7 +66,7 @@ async function main() {
   const storage = { sqlite: await storageFor('sqlite'), postgres: await storageFor('postgres') };
   for (const variant of variants) {
     const chosen = storage[variant.mode];
-    const env = gatewayEnvironment({ ...chosen, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: variant.port });
+    const env = { ...gatewayEnvironment({ ...chosen, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: variant.port }), ...variant.extraEnv };
     variant.gateway = startProcess({ command: join(variant.root, 'bin/gw-server'), cwd: variant.root, env, cpus: gwCpus, logFile: join(resultsDir, `gw-${variant.port}.log`) });
     started.push(variant.gateway);
     await waitForListening(variant.gateway, { port: variant.port });
@@ -70,7 +79,7 @@ async function main() {
   };
   const at = (spec, target) => ({ ...spec, url: `${target.url}${spec.path}`, headers: target.headers });
   const settings = { peerDir, loadCpus, durationS: seconds, streamDurationS: Math.min(seconds, 6) };
-  log(`results in ${resultsDir}; warming up`);
+  log(`results in ${resultsDir}; warming up${Object.keys(baselineEnv).length ? `; baseline with ${JSON.stringify(baselineEnv)}` : ''}`);
   for (const variant of variants) await measure(at(specs.rate, variant.target), { ...settings, durationS: 4 });
 
   const rows = [];
