@@ -182,8 +182,11 @@ export function createHttp1Client(options: Http1ClientOptions): Http1Client {
   };
 }
 
-/** The request's bytes: request line and headers in one latin1 buffer, the body after them. */
-function encodeRequest(request: UpstreamRequest, path: string, hostHeader: string): { head: Buffer; body: Buffer | undefined } {
+/**
+ * The request's bytes in one buffer, so it leaves in one write: request line and headers as latin1
+ * (as HTTP/1.1 defines them), the body after them.
+ */
+function encodeRequest(request: UpstreamRequest, path: string, hostHeader: string): Buffer {
   let head = `${request.method} ${path} HTTP/1.1\r\n`;
   let hasHost = false;
   for (const name in request.headers) {
@@ -196,10 +199,15 @@ function encodeRequest(request: UpstreamRequest, path: string, hostHeader: strin
     head += `${name}: ${value}\r\n`;
   }
   if (!hasHost) head += `host: ${hostHeader}\r\n`;
-  const body = request.body === undefined ? undefined : typeof request.body === 'string' ? Buffer.from(request.body, 'utf8') : request.body;
-  if (body !== undefined || request.method === 'POST') head += `content-length: ${body?.length ?? 0}\r\n`;
+  const body = request.body;
+  const bodyLength = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
+  if (body !== undefined || request.method === 'POST') head += `content-length: ${bodyLength}\r\n`;
   head += '\r\n';
-  return { head: Buffer.from(head, 'latin1'), body };
+  const bytes = Buffer.allocUnsafe(head.length + bodyLength);
+  bytes.write(head, 0, 'latin1');
+  if (typeof body === 'string') bytes.write(body, head.length, 'utf8');
+  else if (body !== undefined) body.copy(bytes, head.length);
+  return bytes;
 }
 
 /** One request and its answer: the timers' limits, the call's signal, and how it ends. */
@@ -215,7 +223,7 @@ class Exchange {
   };
 
   constructor(
-    readonly bytes: { head: Buffer; body: Buffer | undefined },
+    readonly bytes: Buffer,
     readonly method: string,
     options: SendOptions,
     private readonly resolve: (response: BufferedResponse) => void,
@@ -296,15 +304,7 @@ class Connection {
       this.exchange = undefined;
       this.finish(false);
     };
-    const { head, body } = exchange.bytes;
-    if (body === undefined || body.length === 0) {
-      this.socket.write(head);
-    } else {
-      this.socket.cork();
-      this.socket.write(head);
-      this.socket.write(body);
-      this.socket.uncork();
-    }
+    this.socket.write(exchange.bytes);
     if (onHeadersWritten.hasSubscribers) onHeadersWritten.publish({ request: exchange });
   }
 

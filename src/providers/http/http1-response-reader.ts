@@ -3,6 +3,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 /** Response heads larger than this are refused (undici's and Node's default limits are similar). */
 const MAX_HEAD_BYTES = 64 * 1024;
 const CRLF_CRLF = Buffer.from('\r\n\r\n', 'latin1');
+const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/;
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
+const DIGITS = /^\d{1,15}$/;
 
 /** A response the upstream sent that HTTP/1.1 does not allow (the connection is then dropped). */
 export class MalformedResponseError extends Error {
@@ -93,19 +96,23 @@ export class Http1ResponseReader {
   }
 
   private parseHead(text: string): void {
-    const lines = text.split('\r\n');
-    const status = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/.exec(lines[0]!);
-    if (!status) throw new MalformedResponseError(`bad status line: ${JSON.stringify(lines[0]!.slice(0, 80))}`);
+    let lineEnd = text.indexOf('\r\n');
+    if (lineEnd < 0) lineEnd = text.length;
+    const status = STATUS_LINE.exec(text.slice(0, lineEnd));
+    if (!status) throw new MalformedResponseError(`bad status line: ${JSON.stringify(text.slice(0, Math.min(lineEnd, 80)))}`);
     const statusCode = Number(status[2]);
     const headers: Record<string, string | string[]> = {};
-    for (let index = 1; index < lines.length; index++) {
-      const line = lines[index]!;
-      const colon = line.indexOf(':');
+    while (lineEnd < text.length) {
+      const start = lineEnd + 2;
+      lineEnd = text.indexOf('\r\n', start);
+      if (lineEnd < 0) lineEnd = text.length;
+      const colon = text.indexOf(':', start);
+      const first = text.charCodeAt(start);
       // Obsolete line folding (a line starting with white space) and lines without a name are refused.
-      if (colon <= 0 || line.charCodeAt(0) === 32 || line.charCodeAt(0) === 9) throw new MalformedResponseError('bad header line');
-      const name = line.slice(0, colon).toLowerCase();
-      if (name === '__proto__' || !/^[!#$%&'*+\-.^_`|~0-9a-z]+$/.test(name)) throw new MalformedResponseError('bad header name');
-      const value = line.slice(colon + 1).trim();
+      if (colon <= start || colon > lineEnd || first === 32 || first === 9) throw new MalformedResponseError('bad header line');
+      const name = text.slice(start, colon).toLowerCase();
+      if (!HEADER_NAME.test(name) || name === '__proto__') throw new MalformedResponseError('bad header name');
+      const value = text.slice(colon + 1, lineEnd).trim();
       const seen = headers[name];
       if (seen === undefined) headers[name] = value;
       else if (Array.isArray(seen)) seen.push(value);
@@ -120,8 +127,10 @@ export class Http1ResponseReader {
     this.headers = headers;
     this.headComplete = true;
     if (status[1] === '0' || hasToken(headers.connection, 'close')) this.reusable = false;
-    const keepAlive = /timeout=(\d+)/i.exec(String(headers['keep-alive'] ?? ''));
-    if (keepAlive) this.keepAliveHintMs = Number(keepAlive[1]) * 1000;
+    if (headers['keep-alive'] !== undefined) {
+      const keepAlive = /timeout=(\d+)/i.exec(String(headers['keep-alive']));
+      if (keepAlive) this.keepAliveHintMs = Number(keepAlive[1]) * 1000;
+    }
 
     if (this.method === 'HEAD' || statusCode === 204 || statusCode === 304) return this.finish();
     const transferEncoding = headers['transfer-encoding'];
@@ -139,11 +148,7 @@ export class Http1ResponseReader {
     }
     const contentLength = headers['content-length'];
     if (contentLength !== undefined) {
-      const values = Array.isArray(contentLength) ? contentLength : [contentLength];
-      const distinct = new Set(values.flatMap((value) => value.split(',').map((part) => part.trim())));
-      const [only] = distinct;
-      if (distinct.size !== 1 || !/^\d{1,15}$/.test(only!)) throw new MalformedResponseError('bad content-length');
-      this.remaining = Number(only);
+      this.remaining = parseContentLength(contentLength);
       if (this.remaining === 0) return this.finish();
       this.framing = 'length';
       return;
@@ -208,10 +213,19 @@ export class Http1ResponseReader {
   }
 }
 
+/** One length, however often it is repeated (RFC 9110 §8.6); anything else is refused. */
+function parseContentLength(value: string | string[]): number {
+  if (typeof value === 'string' && DIGITS.test(value)) return Number(value);
+  const distinct = new Set((Array.isArray(value) ? value : [value]).flatMap((entry) => entry.split(',').map((part) => part.trim())));
+  const [only] = distinct;
+  if (distinct.size !== 1 || !DIGITS.test(only!)) throw new MalformedResponseError('bad content-length');
+  return Number(only);
+}
+
 function hasToken(value: string | string[] | undefined, token: string): boolean {
   if (value === undefined) return false;
-  return String(value)
-    .toLowerCase()
-    .split(',')
-    .some((part) => part.trim() === token);
+  const lower = String(value).toLowerCase();
+  if (lower === token) return true;
+  if (!lower.includes(token)) return false; // the usual case (keep-alive), without a split
+  return lower.split(',').some((part) => part.trim() === token);
 }
