@@ -55,8 +55,6 @@ const onAnswerHeaders = channel('gw:upstream:request:headers');
 const onFirstBodyBytes = channel('gw:upstream:request:bodyChunkReceived');
 const onError = channel('gw:upstream:request:error');
 
-/** A server that announces no keep-alive timeout is assumed to close idle connections after 4 s. */
-const DEFAULT_SERVER_KEEP_ALIVE_MS = 4_000;
 /** Margin kept before a server's announced keep-alive timeout, so we never write into a closing socket. */
 const KEEP_ALIVE_MARGIN_MS = 1_000;
 const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -72,6 +70,7 @@ interface Origin {
   idle: Connection[];
   open: number;
   waiting: Exchange[];
+  tlsSession?: Buffer;
 }
 
 export function createHttp1Client(options: Http1ClientOptions): Http1Client {
@@ -110,15 +109,17 @@ export function createHttp1Client(options: Http1ClientOptions): Http1Client {
 
   const connect = (origin: Origin): Connection => {
     origin.open++;
-    const socket = origin.secure
-      ? tls.connect({
-          host: origin.host,
-          port: origin.port,
-          servername: net.isIP(origin.host) ? undefined : origin.host,
-          ALPNProtocols: ['http/1.1'],
-          ...options.connect,
-        })
-      : net.connect({ host: origin.host, port: origin.port });
+    if (!origin.secure) return new Connection(origin, net.connect({ host: origin.host, port: origin.port }), release);
+    const socket = tls.connect({
+      host: origin.host,
+      port: origin.port,
+      servername: net.isIP(origin.host) ? undefined : origin.host,
+      ALPNProtocols: ['http/1.1'],
+      // A new connection to an origin resumes the TLS session of an earlier one: one round trip less.
+      session: origin.tlsSession,
+      ...options.connect,
+    });
+    socket.on('session', (session: Buffer) => (origin.tlsSession = session));
     return new Connection(origin, socket, release);
   };
 
@@ -129,7 +130,8 @@ export function createHttp1Client(options: Http1ClientOptions): Http1Client {
       connection.destroy();
       origin.open--;
       const next = origin.waiting.shift();
-      if (next && !closed) start(connect(origin), next);
+      if (next && closed) next.fail(new Error('the upstream client is closed'));
+      else if (next) start(connect(origin), next);
       return;
     }
     const next = origin.waiting.shift();
@@ -216,6 +218,8 @@ class Exchange {
   readonly firstByteMs: number;
   readonly idleMs: number;
   onAbandon: (() => void) | undefined;
+  /** Sent a second time after a reused connection closed without answering (once at most). */
+  resent = false;
   private settled = false;
   private readonly onAbort = () => {
     this.onAbandon?.();
@@ -268,6 +272,10 @@ class Connection {
   private reader: Http1ResponseReader | undefined;
   private connected = false;
   private bodyStarted = false;
+  /** Exchanges this connection has completed, and whether the current one runs on a reused connection. */
+  private served = 0;
+  private reused = false;
+  private bytesIn = 0;
   private dead = false;
   private idleUntil = 0;
 
@@ -297,6 +305,8 @@ class Connection {
     this.exchange = exchange;
     this.reader = new Http1ResponseReader(exchange.method);
     this.bodyStarted = false;
+    this.reused = this.served > 0;
+    this.bytesIn = 0;
     this.socket.ref();
     if (this.connected) this.socket.setTimeout(exchange.firstByteMs);
     exchange.onAbandon = () => {
@@ -308,10 +318,14 @@ class Connection {
     if (onHeadersWritten.hasSubscribers) onHeadersWritten.publish({ request: exchange });
   }
 
-  /** Keeps the idle socket for at most `keepAliveMs`, and for less than the server said it would. */
+  /**
+   * Keeps the idle socket for at most `keepAliveMs`, and for a second less than the server said it
+   * would (when it said). A server that closes sooner without saying so is covered by the resend in
+   * `onEnd`.
+   */
   park(keepAliveMs: number): void {
-    const serverMs = (this.reader?.keepAliveHintMs ?? DEFAULT_SERVER_KEEP_ALIVE_MS) - KEEP_ALIVE_MARGIN_MS;
-    const keepMs = Math.max(0, Math.min(keepAliveMs, serverMs));
+    const hintMs = this.reader?.keepAliveHintMs;
+    const keepMs = Math.max(0, hintMs === undefined ? keepAliveMs : Math.min(keepAliveMs, hintMs - KEEP_ALIVE_MARGIN_MS));
     this.idleUntil = Date.now() + keepMs;
     this.reader = undefined;
     // An idle socket neither keeps the process alive nor outlives its use.
@@ -332,6 +346,7 @@ class Connection {
       this.dropIdle();
       return;
     }
+    this.bytesIn += chunk.length;
     let complete: boolean;
     const headBefore = reader.headComplete;
     try {
@@ -353,6 +368,7 @@ class Connection {
     }
     if (!complete) return;
     this.exchange = undefined;
+    this.served++;
     exchange.succeed({ statusCode: reader.statusCode, headers: reader.headers, body: reader.body() });
     this.finish(reader.reusable);
   }
@@ -372,6 +388,14 @@ class Connection {
     const reader = this.reader;
     this.exchange = undefined;
     if (!exchange) return this.dropIdle();
+    if (this.reused && this.bytesIn === 0 && !exchange.resent) {
+      // A kept-alive connection the server closed as the request went out: nothing was answered,
+      // so the server dropped the request unread. It goes again, first in line, on a new connection.
+      exchange.resent = true;
+      this.origin.waiting.unshift(exchange);
+      this.finish(false);
+      return;
+    }
     if (reader && reader.end()) exchange.succeed({ statusCode: reader.statusCode, headers: reader.headers, body: reader.body() });
     else exchange.fail(error ?? new Http1ConnectionClosedError('the upstream closed the connection before the answer was complete'));
     this.finish(false);
