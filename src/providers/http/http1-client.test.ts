@@ -190,54 +190,6 @@ describe('http1 client: servers that close, cut or stall', () => {
   });
 });
 
-describe('http1 client: a kept-alive connection the server closes as the request goes out', () => {
-  test('the request goes again on a new connection, once; a new connection that closes unanswered fails', async () => {
-    let connections = 0;
-    let requests = 0;
-    // Answers the first request of a connection; closes the connection on the second without a word
-    // (a server whose idle timeout ran out just as the request arrived). /always-close never answers.
-    const server = createTcpServer((socket) => {
-      connections++;
-      let served = 0;
-      let pending = '';
-      socket.on('data', (chunk) => {
-        pending += chunk.toString('latin1');
-        while (pending.includes('\r\n\r\n')) {
-          const head = pending.slice(0, pending.indexOf('\r\n\r\n'));
-          const length = Number(/content-length: (\d+)/i.exec(head)?.[1] ?? 0);
-          if (pending.length < head.length + 4 + length) return;
-          pending = pending.slice(head.length + 4 + length);
-          requests++;
-          if (head.startsWith('POST /always-close') || served > 0) return void socket.destroy();
-          served++;
-          socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
-        }
-      });
-      socket.on('error', () => {});
-    });
-    const base = `http://127.0.0.1:${await listen(server)}`;
-    const client = createHttp1Client({ connectionsPerOrigin: 4, keepAliveTimeoutMs: 30_000, connectTimeoutMs: 2000 });
-    try {
-      for (let index = 0; index < 3; index++) {
-        const answer = await client.exchange({ method: 'POST', url: `${base}/n`, headers: {}, body: '{}' }, options());
-        assert.equal(answer.body.toString(), 'ok');
-      }
-      // Calls 2 and 3 each met a connection that closed, and went again on a new one.
-      assert.equal(connections, 3);
-      assert.equal(requests, 5);
-      requests = 0;
-      await assert.rejects(
-        client.exchange({ method: 'POST', url: `${base}/always-close`, headers: {}, body: '{}' }, options()),
-        (error: NodeJS.ErrnoException) => error.code === 'ECONNRESET',
-      );
-      assert.ok(requests <= 2, `sent ${requests} times`);
-    } finally {
-      await client.close();
-      server.close();
-    }
-  });
-});
-
 describe('http1 client over TLS', () => {
   let certificates: TestCertificates;
   before(() => {

@@ -218,8 +218,6 @@ class Exchange {
   readonly firstByteMs: number;
   readonly idleMs: number;
   onAbandon: (() => void) | undefined;
-  /** Sent a second time after a reused connection closed without answering (once at most). */
-  resent = false;
   private settled = false;
   private readonly onAbort = () => {
     this.onAbandon?.();
@@ -272,10 +270,6 @@ class Connection {
   private reader: Http1ResponseReader | undefined;
   private connected = false;
   private bodyStarted = false;
-  /** Exchanges this connection has completed, and whether the current one runs on a reused connection. */
-  private served = 0;
-  private reused = false;
-  private bytesIn = 0;
   private dead = false;
   private idleUntil = 0;
 
@@ -305,8 +299,6 @@ class Connection {
     this.exchange = exchange;
     this.reader = new Http1ResponseReader(exchange.method);
     this.bodyStarted = false;
-    this.reused = this.served > 0;
-    this.bytesIn = 0;
     this.socket.ref();
     if (this.connected) this.socket.setTimeout(exchange.firstByteMs);
     exchange.onAbandon = () => {
@@ -320,8 +312,9 @@ class Connection {
 
   /**
    * Keeps the idle socket for at most `keepAliveMs`, and for a second less than the server said it
-   * would (when it said). A server that closes sooner without saying so is covered by the resend in
-   * `onEnd`.
+   * would (when it said). A request is never sent twice: should a server close a kept-alive
+   * connection just as a request goes out, the attempt fails like any dropped connection and the
+   * router retries or fails over (a dropped request may have been read, and run, upstream).
    */
   park(keepAliveMs: number): void {
     const hintMs = this.reader?.keepAliveHintMs;
@@ -346,7 +339,6 @@ class Connection {
       this.dropIdle();
       return;
     }
-    this.bytesIn += chunk.length;
     let complete: boolean;
     const headBefore = reader.headComplete;
     try {
@@ -368,7 +360,6 @@ class Connection {
     }
     if (!complete) return;
     this.exchange = undefined;
-    this.served++;
     exchange.succeed({ statusCode: reader.statusCode, headers: reader.headers, body: reader.body() });
     this.finish(reader.reusable);
   }
@@ -388,14 +379,6 @@ class Connection {
     const reader = this.reader;
     this.exchange = undefined;
     if (!exchange) return this.dropIdle();
-    if (this.reused && this.bytesIn === 0 && !exchange.resent) {
-      // A kept-alive connection the server closed as the request went out: nothing was answered,
-      // so the server dropped the request unread. It goes again, first in line, on a new connection.
-      exchange.resent = true;
-      this.origin.waiting.unshift(exchange);
-      this.finish(false);
-      return;
-    }
     if (reader && reader.end()) exchange.succeed({ statusCode: reader.statusCode, headers: reader.headers, body: reader.body() });
     else exchange.fail(error ?? new Http1ConnectionClosedError('the upstream closed the connection before the answer was complete'));
     this.finish(false);
