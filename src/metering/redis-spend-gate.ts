@@ -79,8 +79,29 @@ redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 return {1, amount}
 `;
 
+// Adds a settled cost to each account (KEYS[3..]) and frees what was held for it; the accounts'
+// limits and expiries are ARGV[base + 2i] and ARGV[base + 1 + 2i]. Returns spent and limit per account.
+const SETTLE_ACCOUNTS_BODY = `
+local function settleAccounts(held, cost, base)
+  local out = {}
+  for i = 1, #KEYS - 2 do
+    local key = KEYS[i + 2]
+    if held and held ~= '0' then
+      if redis.call('HINCRBY', key, 'reserved', '-' .. held) < 0 then redis.call('HSET', key, 'reserved', '0') end
+    end
+    local spent = redis.call('HINCRBY', key, 'spent', cost)
+    local limit = ARGV[base + i * 2]
+    if limit == '' then limit = redis.call('HGET', key, 'credited') or '0' end
+    if ARGV[base + 1 + i * 2] ~= '0' then redis.call('PEXPIREAT', key, ARGV[base + 1 + i * 2]) end
+    out[2 * i - 1] = spent
+    out[2 * i] = limit
+  end
+  return out
+end
+`;
+
 // One call's part of a claim: a field per draw id makes a replay a no-op while the claim lives.
-const DRAW = `
+const DRAW = `${SETTLE_ACCOUNTS_BODY}
 local live = redis.call('EXISTS', KEYS[1]) == 1
 if live then
   if redis.call('HSETNX', KEYS[1], 'd:' .. ARGV[1], '1') == 0 then return {} end
@@ -88,38 +109,15 @@ if live then
 elseif ARGV[#ARGV] == 'held' then
   return {}
 end
-local out = {}
-for i = 1, #KEYS - 2 do
-  local key = KEYS[i + 2]
-  if live and ARGV[2] ~= '0' then
-    if redis.call('HINCRBY', key, 'reserved', '-' .. ARGV[2]) < 0 then redis.call('HSET', key, 'reserved', '0') end
-  end
-  local spent = redis.call('HINCRBY', key, 'spent', ARGV[3])
-  local limit = ARGV[2 + i * 2]
-  if limit == '' then limit = redis.call('HGET', key, 'credited') or '0' end
-  if ARGV[3 + i * 2] ~= '0' then redis.call('PEXPIREAT', key, ARGV[3 + i * 2]) end
-  out[2 * i - 1] = spent
-  out[2 * i] = limit
-end
-return out
+local held = nil
+if live then held = ARGV[2] end
+return settleAccounts(held, ARGV[3], 2)
 `;
 
-const SETTLE = `
+const SETTLE = `${SETTLE_ACCOUNTS_BODY}
 local amount = redis.call('HGET', KEYS[1], 'amount')
 if not amount and ARGV[#ARGV] == 'held' then return {} end
-local out = {}
-for i = 1, #KEYS - 2 do
-  local key = KEYS[i + 2]
-  if amount and amount ~= '0' then
-    if redis.call('HINCRBY', key, 'reserved', '-' .. amount) < 0 then redis.call('HSET', key, 'reserved', '0') end
-  end
-  local spent = redis.call('HINCRBY', key, 'spent', ARGV[2])
-  local limit = ARGV[1 + i * 2]
-  if limit == '' then limit = redis.call('HGET', key, 'credited') or '0' end
-  if ARGV[2 + i * 2] ~= '0' then redis.call('PEXPIREAT', key, ARGV[2 + i * 2]) end
-  out[2 * i - 1] = spent
-  out[2 * i] = limit
-end
+local out = settleAccounts(amount, ARGV[2], 1)
 redis.call('DEL', KEYS[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
 return out

@@ -237,10 +237,6 @@ class Exchange {
     if (!this.signal.aborted) this.signal.addEventListener('abort', this.onAbort, { once: true });
   }
 
-  get done(): boolean {
-    return this.settled;
-  }
-
   succeed(response: BufferedResponse): void {
     if (this.settle()) this.resolve(response);
   }

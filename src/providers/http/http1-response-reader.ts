@@ -112,11 +112,7 @@ export class Http1ResponseReader {
       if (colon <= start || colon > lineEnd || first === 32 || first === 9) throw new MalformedResponseError('bad header line');
       const name = text.slice(start, colon).toLowerCase();
       if (!HEADER_NAME.test(name) || name === '__proto__') throw new MalformedResponseError('bad header name');
-      const value = text.slice(colon + 1, lineEnd).trim();
-      const seen = headers[name];
-      if (seen === undefined) headers[name] = value;
-      else if (Array.isArray(seen)) seen.push(value);
-      else headers[name] = [seen, value];
+      appendHeader(headers, name, text.slice(colon + 1, lineEnd).trim());
     }
     if (statusCode < 200) {
       // 101 would switch protocols, which a request from here never asks for.
@@ -211,6 +207,14 @@ export class Http1ResponseReader {
   private finish(): void {
     this.complete = true;
   }
+}
+
+/** Adds a header value as Node presents headers: a repeated header becomes an array of its values in order. */
+export function appendHeader(headers: Record<string, string | string[]>, name: string, value: string): void {
+  const seen = headers[name];
+  if (seen === undefined) headers[name] = value;
+  else if (Array.isArray(seen)) seen.push(value);
+  else headers[name] = [seen, value];
 }
 
 /** One length, however often it is repeated (RFC 9110 §8.6); anything else is refused. */

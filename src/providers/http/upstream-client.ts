@@ -5,6 +5,7 @@ import { GatewayError } from '../../errors/gateway-error.js';
 import type { UpstreamRequest } from './provider-adapter.js';
 import type { CallSignal } from '../../lib/call-signal.js';
 import { createHttp1Client, Http1TimeoutError } from './http1-client.js';
+import { appendHeader } from './http1-response-reader.js';
 
 /**
  * The one HTTP client for upstream calls. Streamed answers go through an undici Agent (a keep-alive
@@ -369,11 +370,7 @@ export function headersFromRaw(raw: ReadonlyArray<Buffer | string>): IncomingHtt
   for (let index = 0; index + 1 < raw.length; index += 2) {
     const name = raw[index]!.toString('latin1').toLowerCase();
     if (name === '__proto__') continue;
-    const value = raw[index + 1]!.toString('latin1');
-    const seen = headers[name];
-    if (seen === undefined) headers[name] = value;
-    else if (Array.isArray(seen)) seen.push(value);
-    else headers[name] = [seen, value];
+    appendHeader(headers, name, raw[index + 1]!.toString('latin1'));
   }
   return headers;
 }
