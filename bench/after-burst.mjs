@@ -56,12 +56,6 @@ const firstPort = Number(process.env.BENCH_GW_PORT ?? 18991);
 const resultsDir = mkdtempSync(join(tmpdir(), 'gw-after-burst-'));
 const started = [];
 
-/** utime + stime of a process, in ms. */
-function cpuMs(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * (1000 / 100);
-}
-
 /** Optimising compiles the gateway logged (only with --trace-opt among its flags) since `from` bytes of its log. */
 function compilesSince(logFile, from) {
   const text = readFileSync(logFile, 'latin1').slice(from);
@@ -94,11 +88,10 @@ async function main() {
   }
   const window = async (target) => {
     const logAt = statSync(target.logFile).size;
-    const cpuBefore = cpuMs(target.gateway.pid);
-    const outcome = await measure({ kind: 'rate', url: target.url, bodyFile, headers, marker: 'peerbench-mock', rate }, settings);
+    const outcome = await measure({ kind: 'rate', url: target.url, bodyFile, headers, marker: 'peerbench-mock', rate }, { ...settings, gatewayPid: target.gateway.pid });
     const latency = outcome.result?.latency_ms;
     if (!latency || badCount('rate', outcome.result) > 0) throw new Error(`${target.variant.name}: the window failed: ${JSON.stringify(outcome.result)}`);
-    return { p50: latency.p50, p99: latency.p99, cpuMs: cpuMs(target.gateway.pid) - cpuBefore, compiles: compilesSince(target.logFile, logAt) };
+    return { p50: latency.p50, p99: latency.p99, cpuMs: outcome.gwCpuS * 1000, compiles: compilesSince(target.logFile, logAt) };
   };
   for (const target of targets) {
     console.error(`${target.variant.name}: warming up`);
