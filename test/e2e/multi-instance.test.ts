@@ -192,7 +192,9 @@ describe('three gw processes on one Postgres and one Redis', { skip }, () => {
     const balance = await waitFor(
       async () => {
         const reply = await keyCall(urls[2], tenant.key, 'GET', '/api/credits/balance');
-        return usdToNanos(reply.body.spent_usd) === returned && usdToNanos(reply.body.reserved_usd) === 0 ? reply : undefined;
+        if (usdToNanos(reply.body.spent_usd) === returned && usdToNanos(reply.body.reserved_usd) === 0) return reply;
+        // Not yet: waitFor quotes the last of these if it gives up.
+        throw new Error(`spent ${reply.body.spent_usd} (answers returned ${returned} nanos), reserved ${reply.body.reserved_usd}`);
       },
       10_000,
       'spend to match and nothing to stay reserved',
