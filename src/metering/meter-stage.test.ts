@@ -409,3 +409,77 @@ test('allowances: after the first call claims credit for several, the next calls
   const balance = await credits.balance(context.org.id);
   assert.deepEqual([balance.spentNanos, balance.reservedNanos], [5 * 37, 0]);
 });
+
+test('allowances: admission refused while the claim is still being made; the call it carves is given back, the claim released', async () => {
+  const shared = createMemorySpendGate({ sweepIntervalMs: 0 });
+  const claimAnswered = deferred();
+  const claim = shared.claim!.bind(shared);
+  const slowClaims: SpendGate = {
+    ...shared,
+    claim: async (...args) => {
+      await claimAnswered.promise;
+      return claim(...args);
+    },
+  };
+  let clock = 1_000;
+  const allowances = createAllowanceSpendGate(slowClaims, { share: 8, idleMs: 100, sweepIntervalMs: 0, now: () => clock });
+  const { stage, credits } = setup(allowances);
+  const context = auth();
+  await credits.topUp(context.org.id, 1_000_000, 'test');
+  const admission = deferred();
+  let ran = false;
+  const pipeline = composeStages([stage, createAdmissionGateStage()], async () => {
+    ran = true;
+    return { kind: 'json', body: { choices: [] }, usage: { inputTokens: 7, outputTokens: 3 } };
+  });
+  const running = pipeline(chatCall(context, { admission: admission.promise }));
+  await nextTurn();
+  // The rate limit refuses first: the refusal is answered while the claim is still on its way.
+  admission.refuse(RATE_LIMITED());
+  await assert.rejects(running, (error: GatewayError) => error.code === 'rate_limit_exceeded');
+  claimAnswered.pass();
+  await nextTurn();
+  await nextTurn();
+  assert.equal(ran, false);
+  // Idle past idleMs: the claim goes back whole, since nothing carved from it still runs.
+  clock += 1_000;
+  await allowances.sweepIdle();
+  const balance = await credits.balance(context.org.id);
+  assert.deepEqual([balance.spentNanos, balance.reservedNanos], [0, 0]);
+  await allowances.close();
+});
+
+test('admission refused before the hold is answered: the release is sent after the hold, never before it', async () => {
+  const shared = createMemorySpendGate({ sweepIntervalMs: 0 });
+  const holdAnswered = deferred();
+  const order: string[] = [];
+  const slowHolds: SpendGate = {
+    ...shared,
+    reserve: async (...args) => {
+      await holdAnswered.promise;
+      const result = await shared.reserve(...args);
+      order.push('hold landed');
+      return result;
+    },
+    release: (reservationId) => {
+      order.push('release');
+      return shared.release(reservationId);
+    },
+  };
+  const { stage, credits } = setup(slowHolds);
+  const context = auth();
+  await credits.topUp(context.org.id, 1_000_000, 'test');
+  const admission = deferred();
+  const pipeline = composeStages([stage, createAdmissionGateStage()], jsonAnswer());
+  const running = pipeline(chatCall(context, { admission: admission.promise }));
+  await nextTurn();
+  admission.refuse(RATE_LIMITED());
+  await assert.rejects(running, (error: GatewayError) => error.code === 'rate_limit_exceeded');
+  await nextTurn();
+  assert.deepEqual(order, [], 'nothing released while the hold is on its way');
+  holdAnswered.pass();
+  await nextTurn();
+  assert.deepEqual(order, ['hold landed', 'release']);
+  const balance = await credits.balance(context.org.id);
+  assert.deepEqual([balance.spentNanos, balance.reservedNanos], [0, 0]);
+});

@@ -148,10 +148,24 @@ export function createMeterStage(options: MeterStageOptions): Stage {
     return cost;
   }
 
-  function release(call: GatewayCall): void {
-    gate.release(call.requestId).catch((error) => {
+  /**
+   * Drops the call's hold. `taking` is the hold still on its way when it joined the call's admission:
+   * an earlier check's refusal fails the call before the hold has landed (or, with allowances,
+   * before the claim it is carved from has), and a release sent then would find nothing to drop and
+   * leave the hold behind it. So the release goes once the hold is taken, or has failed.
+   */
+  function release(call: GatewayCall, taking?: Promise<void>): void {
+    if (taking === undefined) sendRelease(call.requestId);
+    else {
+      const send = () => sendRelease(call.requestId);
+      taking.then(send, send);
+    }
+  }
+
+  function sendRelease(reservationId: string): void {
+    gate.release(reservationId).catch((error) => {
       report(error, 'reservation release failed; will replay');
-      options.deferGateWrite?.({ kind: 'release', reservationId: call.requestId });
+      options.deferGateWrite?.({ kind: 'release', reservationId });
     });
   }
 
@@ -180,20 +194,38 @@ export function createMeterStage(options: MeterStageOptions): Stage {
    * trip to the shared stores instead of two. It becomes one more admission check, after the others,
    * so a refused admission wins over a credit refusal; the call goes on at once and the admission
    * gate decides what waits for the answer. Whenever the call then fails (a refusal included), the
-   * meter releases the hold: a hold that landed is dropped, and releasing one that did not is a
-   * no-op. Without admission checks in flight (the embedded stores) the hold is simply awaited.
+   * meter releases the hold once it has been answered (`release`): a hold that landed is dropped,
+   * and releasing one that did not is a no-op. Without admission checks in flight (the embedded
+   * stores) the hold is simply awaited. Then the call runs and is settled.
    */
-  async function holdOnAdmission(call: GatewayCall, accounts: SpendAccount[], amountNanos: number): Promise<GatewayCall> {
+  async function runHeld(call: GatewayCall, accounts: SpendAccount[], amountNanos: number, next: Next): Promise<Outcome> {
+    let held = call;
+    /** The hold while it rides on the call's admission; undefined once it is known to be taken. */
+    let taking: Promise<void> | undefined;
     // Held out of this instance's own claim on these accounts: nothing to ask, nothing to join.
-    if (gate.reserveFromAllowance?.(call.requestId, accounts, amountNanos)) return call;
-    if (call.admission === undefined) {
-      await reserve(call, accounts, amountNanos);
-      return call;
+    if (!gate.reserveFromAllowance?.(call.requestId, accounts, amountNanos)) {
+      if (call.admission === undefined) await reserve(call, accounts, amountNanos);
+      else {
+        taking = reserve(call, accounts, amountNanos);
+        held = withAdmissionCheck(call, taking);
+      }
     }
-    return withAdmissionCheck(call, reserve(call, accounts, amountNanos));
+    if (held.stream) return runStream(held, accounts, next, taking);
+    let outcome: Outcome;
+    try {
+      outcome = await next(held);
+    } catch (error) {
+      release(held, taking);
+      throw error;
+    }
+    if (outcome.kind === 'stream') {
+      // A non-stream call answered as a stream is metered as one.
+      return runStream(held, accounts, () => Promise.resolve(outcome), taking);
+    }
+    return finishPlain(held, accounts, outcome);
   }
 
-  function runStream(call: GatewayCall, accounts: SpendAccount[], next: Next): Promise<Outcome> {
+  function runStream(call: GatewayCall, accounts: SpendAccount[], next: Next, taking: Promise<void> | undefined): Promise<Outcome> {
     // The upstream is cut when the client leaves before the stream starts; after that it is drained (metered-stream.ts).
     const upstream = new CallAbort();
     let streaming = false;
@@ -235,7 +267,7 @@ export function createMeterStage(options: MeterStageOptions): Stage {
       },
       (error: unknown) => {
         call.signal.removeEventListener('abort', onClientAbort);
-        release(call);
+        release(call, taking);
         throw error;
       },
     );
@@ -265,20 +297,7 @@ export function createMeterStage(options: MeterStageOptions): Stage {
         });
       }
       const accounts = spendAccountsFor(call.auth, call.user, windowOf, credits);
-      const held = await holdOnAdmission(call, accounts, estimate.costNanos);
-      if (held.stream) return runStream(held, accounts, next);
-      let outcome: Outcome;
-      try {
-        outcome = await next(held);
-      } catch (error) {
-        release(held);
-        throw error;
-      }
-      if (outcome.kind === 'stream') {
-        // A non-stream call answered as a stream is metered as one.
-        return runStream(held, accounts, () => Promise.resolve(outcome));
-      }
-      return finishPlain(held, accounts, outcome);
+      return runHeld(call, accounts, estimate.costNanos, next);
     },
   };
 }
