@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { once } from 'node:events';
 import { adminRequest, startGateway, type RunningGateway } from '../../../test/helpers/start-gateway.js';
 import { startGatewayForClient } from './start-gateway-for-client.js';
 import {
@@ -106,8 +107,13 @@ test(
     try {
       const client = new Gw({ apiKey: withRedis.apiKey, baseURL: withRedis.baseURL, maxRetries: 0 });
       await client.chat.completions.create({ model: 'local-chat', messages: [{ role: 'user', content: 'x' }] });
-      // The gateway's Redis goes away: the call must be refused rather than run unmetered.
-      withRedis.gateway.services.redis?.disconnect();
+      // The gateway's Redis goes away: the call must be refused rather than run unmetered. Until the
+      // gateway has seen the connection close, a call may still be admitted from credit it already
+      // holds in Redis (an allowance), so the call is made once the close is seen.
+      const redis = withRedis.gateway.services.redis!;
+      const closed = once(redis, 'close');
+      redis.disconnect();
+      await closed;
       const error = await client.chat.completions
         .create({ model: 'local-chat', messages: [{ role: 'user', content: 'x' }] })
         .then(() => undefined, (e: unknown) => e);
