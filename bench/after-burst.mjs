@@ -6,8 +6,9 @@
 // (pinned like the benchmark), then per round and variant: a closed-loop burst (wrk, 128
 // connections), an idle spell, 8 s at a fixed rate ("after burst"), and 8 s more ("steady").
 // Prints each window's p50 / p99 (send -> whole answer) and the gateway's CPU time in it. Variants
-// differ by Node flags appended through GW_NODE_FLAGS (the later flag wins), so one build can be
-// compared under two runtime settings; the variant order alternates by round. Needs `npm run build`.
+// differ by Node flags appended through GW_NODE_FLAGS (the later flag wins) and NAME=VALUE
+// environment variables (bench/lib/tool-options.mjs), so one build can be compared under two
+// runtime settings; the variant order alternates by round. Needs `npm run build`.
 //
 //   node bench/after-burst.mjs                                            # the default flags only
 //   node bench/after-burst.mjs --variant old='--single-threaded'          # default vs. another setting
@@ -22,23 +23,11 @@ import { badCount, measure } from './lib/measure.mjs';
 import { portOpen, startProcess, waitForListening } from './lib/processes.mjs';
 import { gatewayEnvironment } from './lib/gateway-setup.mjs';
 import { startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
+import { describeSettings, optionReader, readVariants } from './lib/tool-options.mjs';
 
 const argv = process.argv.slice(2);
-const option = (name, fallback) => {
-  const index = argv.indexOf(`--${name}`);
-  return index >= 0 && argv[index + 1] !== undefined ? argv[index + 1] : fallback;
-};
-const variants = [{ name: 'default', flags: '' }];
-for (let index = 0; index < argv.length; index++) {
-  if (argv[index] !== '--variant') continue;
-  const spec = argv[index + 1] ?? '';
-  const equals = spec.indexOf('=');
-  if (equals <= 0) {
-    console.error(`--variant wants NAME=FLAGS, got '${spec}'`);
-    process.exit(2);
-  }
-  variants.push({ name: spec.slice(0, equals), flags: spec.slice(equals + 1) });
-}
+const option = optionReader(argv);
+const variants = readVariants(argv);
 const rounds = Number(option('rounds', 3));
 const idleS = Number(option('idle', 20));
 const rate = Number(option('rate', 500));
@@ -80,7 +69,7 @@ async function main() {
   for (const [index, variant] of variants.entries()) {
     const logFile = join(resultsDir, `gw-${index}.log`);
     const env = gatewayEnvironment({ ...storage, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: ports[index] });
-    const gateway = startProcess({ command: join(root, 'bin/gw-server'), cwd: root, env: { ...env, GW_NODE_FLAGS: variant.flags }, cpus: gwCpus, logFile });
+    const gateway = startProcess({ command: join(root, 'bin/gw-server'), cwd: root, env: { ...env, ...variant.env, GW_NODE_FLAGS: variant.flags }, cpus: gwCpus, logFile });
     started.push(gateway);
     await waitForListening(gateway, { port: ports[index] });
     const url = `http://127.0.0.1:${ports[index]}/v1/chat/completions`;
@@ -119,7 +108,8 @@ async function main() {
     (traced ? `  compiles ${figures.compiles.count} (${figures.compiles.totalMs.toFixed(0)} ms)` : '');
   console.log(`${rate} req/s for ${seconds} s right after a ${seconds} s burst at ${conns} connections and ${idleS} s idle ("after burst"), then ${seconds} s more ("steady")`);
   for (const [index, variant] of variants.entries()) {
-    console.log(`${variant.name}${variant.flags ? ` (GW_NODE_FLAGS='${variant.flags}')` : ''}`);
+    const settingsText = describeSettings(variant);
+    console.log(`${variant.name}${settingsText ? ` (${settingsText})` : ''}`);
     for (const [round, figures] of results[index].entries()) {
       console.log(`  round ${round + 1}  after burst: ${cell(figures.afterBurst)}   steady: ${cell(figures.steady)}`);
     }

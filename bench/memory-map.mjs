@@ -22,26 +22,11 @@ import { badCount, measure } from './lib/measure.mjs';
 import { portOpen, startProcess, stopProcess, waitForListening } from './lib/processes.mjs';
 import { gatewayEnvironment } from './lib/gateway-setup.mjs';
 import { startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
+import { describeSettings, optionReader, readVariants } from './lib/tool-options.mjs';
 
 const argv = process.argv.slice(2);
-const option = (name, fallback) => {
-  const index = argv.indexOf(`--${name}`);
-  return index >= 0 && argv[index + 1] !== undefined ? argv[index + 1] : fallback;
-};
-const isEnvironmentSetting = (token) => /^[A-Z_][A-Z0-9_]*=/.test(token);
-const variants = [{ name: 'default', flags: '', env: {} }];
-for (let index = 0; index < argv.length; index++) {
-  if (argv[index] !== '--variant') continue;
-  const spec = argv[index + 1] ?? '';
-  const equals = spec.indexOf('=');
-  if (equals <= 0) {
-    console.error(`--variant wants NAME=SETTINGS, got '${spec}'`);
-    process.exit(2);
-  }
-  const tokens = spec.slice(equals + 1).split(/\s+/).filter(Boolean);
-  const env = Object.fromEntries(tokens.filter(isEnvironmentSetting).map((token) => [token.slice(0, token.indexOf('=')), token.slice(token.indexOf('=') + 1)]));
-  variants.push({ name: spec.slice(0, equals), flags: tokens.filter((token) => !isEnvironmentSetting(token)).join(' '), env });
-}
+const option = optionReader(argv);
+const variants = readVariants(argv);
 const rounds = Number(option('rounds', 2));
 const seconds = Number(option('seconds', 8));
 const rate = Number(option('rate', 500));
@@ -134,7 +119,7 @@ async function main() {
   }
   console.log(`peak and resident MB after ${seconds} s at 32 and at 128 connections and ${seconds} s at ${rate} req/s, a fresh gateway each round`);
   for (const [index, variant] of variants.entries()) {
-    const settingsText = [variant.flags && `GW_NODE_FLAGS='${variant.flags}'`, ...Object.entries(variant.env).map(([key, value]) => `${key}=${value}`)].filter(Boolean).join(' ');
+    const settingsText = describeSettings(variant);
     console.log(`${variant.name}${settingsText ? ` (${settingsText})` : ''}`);
     for (const [round, figures] of results[index].entries()) {
       const mappings = Object.entries(figures.byMapping).map(([name, mb]) => `${name} ${mb}`).join(', ');

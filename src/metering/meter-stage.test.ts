@@ -304,11 +304,11 @@ test('moderations are not metered', async () => {
 const RATE_LIMITED = () => new GatewayError('rate_limit_exceeded', 'Requests per minute limit reached for this key.');
 
 /**
- * A funded call whose admission is still open, run through the meter and the admission gate (which
- * waits for admission here); `ran` tells if it reached the router.
+ * A funded call whose admission is still open, run through the meter (on `gate`, a memory gate by
+ * default) and the admission gate (which waits for admission here); `ran` tells if it reached the router.
  */
-async function callWithOpenAdmission() {
-  const { stage, credits } = setup();
+async function callWithOpenAdmission(gate?: SpendGate) {
+  const { stage, credits } = setup(gate);
   const context = auth();
   await credits.topUp(context.org.id, 1_000_000, null);
   const admission = deferred();
@@ -423,29 +423,19 @@ test('allowances: admission refused while the claim is still being made; the cal
   };
   let clock = 1_000;
   const allowances = createAllowanceSpendGate(slowClaims, { share: 8, idleMs: 100, sweepIntervalMs: 0, now: () => clock });
-  const { stage, credits } = setup(allowances);
-  const context = auth();
-  await credits.topUp(context.org.id, 1_000_000, 'test');
-  const admission = deferred();
-  let ran = false;
-  const pipeline = composeStages([stage, createAdmissionGateStage()], async () => {
-    ran = true;
-    return { kind: 'json', body: { choices: [] }, usage: { inputTokens: 7, outputTokens: 3 } };
-  });
-  const running = pipeline(chatCall(context, { admission: admission.promise }));
-  await nextTurn();
+  const { admission, running, ran, balance } = await callWithOpenAdmission(allowances);
   // The rate limit refuses first: the refusal is answered while the claim is still on its way.
   admission.refuse(RATE_LIMITED());
   await assert.rejects(running, (error: GatewayError) => error.code === 'rate_limit_exceeded');
   claimAnswered.pass();
   await nextTurn();
   await nextTurn();
-  assert.equal(ran, false);
+  assert.equal(ran(), false);
   // Idle past idleMs: the claim goes back whole, since nothing carved from it still runs.
   clock += 1_000;
   await allowances.sweepIdle();
-  const balance = await credits.balance(context.org.id);
-  assert.deepEqual([balance.spentNanos, balance.reservedNanos], [0, 0]);
+  const released = await balance();
+  assert.deepEqual([released.spentNanos, released.reservedNanos], [0, 0]);
   await allowances.close();
 });
 
@@ -466,13 +456,7 @@ test('admission refused before the hold is answered: the release is sent after t
       return shared.release(reservationId);
     },
   };
-  const { stage, credits } = setup(slowHolds);
-  const context = auth();
-  await credits.topUp(context.org.id, 1_000_000, 'test');
-  const admission = deferred();
-  const pipeline = composeStages([stage, createAdmissionGateStage()], jsonAnswer());
-  const running = pipeline(chatCall(context, { admission: admission.promise }));
-  await nextTurn();
+  const { admission, running, balance } = await callWithOpenAdmission(slowHolds);
   admission.refuse(RATE_LIMITED());
   await assert.rejects(running, (error: GatewayError) => error.code === 'rate_limit_exceeded');
   await nextTurn();
@@ -480,6 +464,6 @@ test('admission refused before the hold is answered: the release is sent after t
   holdAnswered.pass();
   await nextTurn();
   assert.deepEqual(order, ['hold landed', 'release']);
-  const balance = await credits.balance(context.org.id);
-  assert.deepEqual([balance.spentNanos, balance.reservedNanos], [0, 0]);
+  const released = await balance();
+  assert.deepEqual([released.spentNanos, released.reservedNanos], [0, 0]);
 });
