@@ -35,14 +35,17 @@ log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 if [ "${BENCH_SKIP_BUILD:-0}" != 1 ]; then
   log "building (npm run build)"
   if ! npm run build >"$RESULTS/build.log" 2>&1; then
-    if [ -f dist/src/main.js ]; then
+    if [ -f dist/src/main.js ] && [ -f dist/server/main.js ]; then
       log "WARNING: npm run build reported errors (see $RESULTS/build.log); using the emitted dist/"
     else
       log "build failed: $(tail -n 20 "$RESULTS/build.log")"; exit 1
     fi
   fi
 fi
-[ -f dist/src/main.js ] || { log "dist/src/main.js missing: run npm run build"; exit 1; }
+# bin/gw-server runs the server bundle (dist/server/); the tools prepare data with dist/src/.
+for built in dist/src/main.js dist/server/main.js; do
+  [ -f "$built" ] || { log "$built missing: run npm run build"; exit 1; }
+done
 
 log "preparing the gateway's data dir in $RESULTS"
 node bench/prepare.mjs --results "$RESULTS" --upstream "http://127.0.0.1:$MOCK_PORT/v1" --root "$ROOT"

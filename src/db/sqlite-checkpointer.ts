@@ -53,7 +53,11 @@ export function startSqliteCheckpointer(
       mainConnectionCheckpoints(message.behind);
     }
   });
-  worker.on('error', fallBack);
+  worker.on('error', (error) => {
+    // The thread failed to start or threw (e.g. its file missing from a build): say so, as above.
+    if (running) process.emitWarning(`SQLite checkpoint thread failed: ${error.message}; checkpoints are back on the main connection`);
+    fallBack();
+  });
   worker.on('exit', fallBack);
   return {
     async close() {

@@ -1,4 +1,5 @@
-import { Command, type Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Command, Redis } from 'ioredis';
 
 /**
  * Sends one Redis command whose wire form (RESP) is written straight into one Buffer.
@@ -21,6 +22,7 @@ export function sendEncodedCommand(redis: Redis, name: string, ...argumentGroups
 
 /** The command sendEncodedCommand sends, for a caller that writes it by its own path; its reply is `command.promise`. */
 export function encodedCommand(name: string, ...argumentGroups: ReadonlyArray<readonly CommandArgument[]>): Command {
+  EncodedCommand ??= defineEncodedCommand();
   return new EncodedCommand(name, encodeCommand(name, ...argumentGroups));
 }
 
@@ -32,19 +34,29 @@ const LF = 10;
 const ASTERISK = 42;
 const DOLLAR = 36;
 
-class EncodedCommand extends Command {
-  constructor(
-    name: string,
-    private readonly encoded: Buffer,
-  ) {
-    // Arguments are kept only in encoded form: ioredis reads `args` for key prefixes and cluster
-    // slots, neither of which the gateway's connections use, and otherwise only to log them.
-    super(name, [], { replyEncoding: 'utf8' });
-  }
+type EncodedCommandClass = new (name: string, encoded: Buffer) => Command;
 
-  override toWritable(): Buffer {
-    return this.encoded;
-  }
+/** Defined on the first command: only a gateway with GW_REDIS_URL set loads ioredis (src/app.ts). */
+let EncodedCommand: EncodedCommandClass | undefined;
+
+function defineEncodedCommand(): EncodedCommandClass {
+  // A static import of ioredis here loaded the whole client into every embedded gateway (1.2 MB
+  // of heap after a full collection) through the Redis script batch's import of this file.
+  const { Command: RedisCommand } = createRequire(import.meta.url)('ioredis') as typeof import('ioredis');
+  return class EncodedCommand extends RedisCommand {
+    constructor(
+      name: string,
+      private readonly encoded: Buffer,
+    ) {
+      // Arguments are kept only in encoded form: ioredis reads `args` for key prefixes and cluster
+      // slots, neither of which the gateway's connections use, and otherwise only to log them.
+      super(name, [], { replyEncoding: 'utf8' });
+    }
+
+    override toWritable(): Buffer {
+      return this.encoded;
+    }
+  };
 }
 
 /**

@@ -12,9 +12,12 @@ export interface GatewayProcess {
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
-/** Starts `src/main.ts` as a separate process (as `npm start` would) and waits until it listens. */
-export async function spawnGateway(environment: Record<string, string>, timeoutMs = 30_000): Promise<GatewayProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
+/**
+ * Starts `src/main.ts` as a separate process (as `npm start` would) and waits until it listens;
+ * with `entry`, a built JavaScript entry instead (the server bundle), run as it is.
+ */
+export async function spawnGateway(environment: Record<string, string>, timeoutMs = 30_000, entry?: string): Promise<GatewayProcess> {
+  const child = spawn(process.execPath, entry === undefined ? ['--import', 'tsx', MAIN] : [entry], {
     env: { ...process.env, GW_HOST: '127.0.0.1', GW_PORT: '0', GW_LOG_LEVEL: 'warn', ...environment },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
