@@ -66,7 +66,9 @@ async function main() {
     command: join(root, 'bin/gw-server'),
     args: [],
     cwd: root,
-    env: { ...env, GW_NODE_FLAGS: `--cpu-prof --cpu-prof-dir=${profileDir} --trace-gc` },
+    // The same code unbundled (dist/src/): the profile then names each function's file and line,
+    // where the server bundle's are all on a handful of long lines of dist/server/main.js.
+    env: { ...env, GW_SERVER_ENTRY: 'dist/src/main.js', GW_NODE_FLAGS: `--cpu-prof --cpu-prof-dir=${profileDir} --trace-gc` },
     cpus: gwCpus,
     logFile: join(profileDir, 'gw.log'),
   });

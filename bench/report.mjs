@@ -152,7 +152,7 @@ if (scenarios) lines.push(`Settings: ${scenarios.settings.repeats} rounds, ${sce
 if (profile) {
   lines.push('## Profile of the request path');
   lines.push('');
-  lines.push(`\`node --cpu-prof\` under ${profile.load}; ${fmt(profile.summary.totalMs)} ms sampled. Top functions by self time:`);
+  lines.push(`\`node --cpu-prof\` under ${profile.load}, on the unbundled build (dist/src/, so that every function is named by its file and line; the figures above are the server bundle's); ${fmt(profile.summary.totalMs)} ms sampled. Top functions by self time:`);
   lines.push('');
   lines.push(table(['self %', 'function'], profile.summary.functions.slice(0, 20).map((entry) => [`${fmt(entry.pct, 1)}`, `\`${entry.name}\``])));
   lines.push('');
