@@ -69,6 +69,15 @@ if [ "${BENCH_SKIP_PEERBENCH:-0}" != 1 ]; then
     OUT_JSON="$RESULTS/peerbench.json" RUN_DIR="$RESULTS/peerbench" \
     bash "$PEER/run.sh" || PEER_RC=$?
   [ "$PEER_RC" = 0 ] || log "WARNING: peerbench exited with $PEER_RC (3 = some answers were not 2xx/the mock's)"
+  # 3 only means some target had bad answers. When only the peer did (Portkey overloaded on a slow
+  # host), its figures are marked INVALID in the report, and the run itself has not failed.
+  if [ "$PEER_RC" = 3 ] && node -e '
+    const { targets } = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"));
+    process.exit(targets.gw?.errors_total === 0 && targets.direct?.errors_total === 0 ? 0 : 1);
+  ' "$RESULTS/peerbench.json" 2>/dev/null; then
+    log "only the peer had bad answers: gw and the direct call had none"
+    PEER_RC=0
+  fi
 fi
 
 SCEN_RC=0
