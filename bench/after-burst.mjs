@@ -23,22 +23,12 @@ import { badCount, measure } from './lib/measure.mjs';
 import { portOpen, startProcess, waitForListening } from './lib/processes.mjs';
 import { gatewayEnvironment } from './lib/gateway-setup.mjs';
 import { startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
-import { describeSettings, optionReader, readVariants } from './lib/tool-options.mjs';
+import { describeSettings, numberOptions, optionReader, readVariants } from './lib/tool-options.mjs';
 
 const argv = process.argv.slice(2);
 const option = optionReader(argv);
 const variants = readVariants(argv);
-const rounds = Number(option('rounds', 3));
-const idleS = Number(option('idle', 20));
-const rate = Number(option('rate', 500));
-const seconds = Number(option('seconds', 8));
-const conns = Number(option('conns', 128));
-for (const [name, value] of Object.entries({ rounds, idle: idleS, rate, seconds, conns })) {
-  if (!(Number.isFinite(value) && value >= 0) || (name !== 'idle' && value === 0)) {
-    console.error(`--${name} wants a positive number`);
-    process.exit(2);
-  }
-}
+const { rounds, idle: idleS, rate, seconds, conns } = numberOptions(option, { rounds: 3, idle: 20, rate: 500, seconds: 8, conns: 128 }, { mayBeZero: ['idle'] });
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { peerDir, mockPort, gwCpus, loadCpus } = toolSettings(root);
 const firstPort = Number(process.env.BENCH_GW_PORT ?? 18991);

@@ -22,20 +22,12 @@ import { badCount, measure } from './lib/measure.mjs';
 import { portOpen, startProcess, stopProcess, waitForListening } from './lib/processes.mjs';
 import { gatewayEnvironment } from './lib/gateway-setup.mjs';
 import { startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
-import { describeSettings, optionReader, readVariants } from './lib/tool-options.mjs';
+import { describeSettings, numberOptions, optionReader, readVariants } from './lib/tool-options.mjs';
 
 const argv = process.argv.slice(2);
 const option = optionReader(argv);
 const variants = readVariants(argv);
-const rounds = Number(option('rounds', 2));
-const seconds = Number(option('seconds', 8));
-const rate = Number(option('rate', 500));
-for (const [name, value] of Object.entries({ rounds, seconds, rate })) {
-  if (!(Number.isFinite(value) && value > 0)) {
-    console.error(`--${name} wants a positive number`);
-    process.exit(2);
-  }
-}
+const { rounds, seconds, rate } = numberOptions(option, { rounds: 2, seconds: 8, rate: 500 });
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { peerDir, mockPort, gwCpus, loadCpus } = toolSettings(root);
 const firstPort = Number(process.env.BENCH_GW_PORT ?? 18991);

@@ -8,6 +8,23 @@ export function optionReader(argv) {
   };
 }
 
+/**
+ * Numeric options by name, each `--name N` or its default; exits with a usage message unless every
+ * one is a positive number (or zero, for the names in `mayBeZero`).
+ */
+export function numberOptions(option, defaults, { mayBeZero = [] } = {}) {
+  const values = {};
+  for (const [name, fallback] of Object.entries(defaults)) {
+    const value = Number(option(name, fallback));
+    if (!(Number.isFinite(value) && (value > 0 || (value === 0 && mayBeZero.includes(name))))) {
+      console.error(`--${name} wants a positive number`);
+      process.exit(2);
+    }
+    values[name] = value;
+  }
+  return values;
+}
+
 const isEnvironmentSetting = (token) => /^[A-Z_][A-Z0-9_]*=/.test(token);
 
 /**

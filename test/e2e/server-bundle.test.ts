@@ -36,7 +36,7 @@ after(async () => {
 
 async function startBundle(name: string, environment: Record<string, string>): Promise<{ gateway: GatewayProcess; key: string; databasePath: string }> {
   const databasePath = join(scratch, `${name}.db`);
-  const gateway = await spawnGateway({ GW_DATABASE_URL: `sqlite:${databasePath}`, GW_REDIS_URL: '', GW_DATABASE_URL_TEST: '', ...environment }, 30_000, join(bundle.outdir, 'main.js'));
+  const gateway = await spawnGateway({ GW_DATABASE_URL: `sqlite:${databasePath}`, GW_REDIS_URL: '', ...environment }, 30_000, join(bundle.outdir, 'main.js'));
   running.push(gateway);
   const key = /first virtual key:\s+(sk-gw-[A-Za-z0-9_-]+)/.exec(gateway.output())?.[1];
   assert.ok(key, `the first start prints a key: ${gateway.output()}`);
