@@ -76,3 +76,21 @@ test('checkpointer: while the thread reports it is behind, the main connection c
     connection.close();
   }
 });
+
+test('checkpointer: a thread that fails to start is reported, and the main connection checkpoints again', async () => {
+  const connection = openFile('orphan.db');
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.message);
+  process.on('warning', onWarning);
+  try {
+    // The thread opens its own connection to this path, which cannot exist: it throws at start.
+    startSqliteCheckpointer(connection, join(directory, 'missing-directory', 'orphan.db'), { intervalMs: 50 });
+    assert.equal(autocheckpoint(connection), 0);
+    await until(() => warnings.length > 0);
+    assert.match(warnings[0]!, /^SQLite checkpoint thread failed: .+; checkpoints are back on the main connection$/);
+    assert.equal(autocheckpoint(connection), 1000);
+  } finally {
+    process.off('warning', onWarning);
+    connection.close();
+  }
+});

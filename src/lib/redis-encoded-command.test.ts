@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { Command } from 'ioredis';
 import { encodeCommand } from './redis-encoded-command.js';
@@ -27,4 +29,15 @@ test('encodeCommand: argument groups are sent one after another, as one flat arg
   const grouped = encodeCommand('evalsha', ['sha', '2'], ['key:a', 'key:b'], ['1', '', '3']);
   assert.deepEqual(grouped, encodeCommand('evalsha', ['sha', '2', 'key:a', 'key:b', '1', '', '3']));
   assert.equal(grouped.toString('latin1'), '*8\r\n$7\r\nevalsha\r\n$3\r\nsha\r\n$1\r\n2\r\n$5\r\nkey:a\r\n$5\r\nkey:b\r\n$1\r\n1\r\n$0\r\n\r\n$1\r\n3\r\n');
+});
+
+test('an embedded gateway does not load ioredis: importing the Redis script batch (and this encoder) loads no ioredis file', () => {
+  // In a fresh process, since this file itself imports ioredis.
+  const script = [
+    "await import('./src/lib/redis-script-batch.ts');",
+    "const { createRequire } = await import('node:module');",
+    "console.log(Object.keys(createRequire(import.meta.url).cache).filter((file) => file.includes('/node_modules/ioredis/')).length);",
+  ].join('\n');
+  const output = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: fileURLToPath(new URL('../..', import.meta.url)), encoding: 'utf8' });
+  assert.equal(output.trim(), '0');
 });
