@@ -24,14 +24,22 @@ const feed = (options: Parameters<typeof createRedisChangeFeed>[2]) => {
   return created;
 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * The first confirmation needs a new connection and one round trip; on a loaded host that can take
+ * longer than any fixed sleep, so wait for it (bounded) instead of guessing how long it takes.
+ */
+const firstConfirmation = async (reader: ChangeFeed, withinMs = 5_000) => {
+  const deadline = performance.now() + withinMs;
+  while (reader.confirmedVersion!() === undefined && performance.now() < deadline) await sleep(5);
+  return reader.confirmedVersion!();
+};
 
 describe('Redis change feed: confirmed version', { skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set' }, () => {
   test('once a publish has returned, every instance trusts only the new version (or none)', async () => {
     const freshnessMs = 200;
     const publisher = feed({ freshnessMs });
     const reader = feed({ freshnessMs });
-    await sleep(100);
-    const before = reader.confirmedVersion!();
+    const before = await firstConfirmation(reader);
     assert.ok(before !== undefined, 'confirmed in the background');
     assert.equal(before, await reader.version!());
     const startedAt = performance.now();
@@ -39,14 +47,16 @@ describe('Redis change feed: confirmed version', { skip: redisUrl ? false : 'GW_
     assert.ok(performance.now() - startedAt >= freshnessMs, 'the publish waited the freshness out');
     const afterChange = reader.confirmedVersion!();
     assert.ok(afterChange === undefined || BigInt(afterChange) > BigInt(before), `trusted ${afterChange} after the change (was ${before})`);
-    assert.equal(reader.confirmedVersion!(), await reader.version!());
+    // Trust may lapse (a slow Redis lets the freshness run out), but what is trusted is current.
+    const trustedNow = reader.confirmedVersion!();
+    const current = await reader.version!();
+    assert.ok(trustedNow === undefined || trustedNow === current, `trusted ${trustedNow}, current ${current}`);
   });
 
   test('a version not confirmed within the freshness is not trusted; freshness 0 trusts nothing', async () => {
     const clock = { now: 0 };
     const reader = feed({ freshnessMs: 1_000, now: () => clock.now });
-    await sleep(50);
-    assert.ok(reader.confirmedVersion!() !== undefined);
+    assert.ok((await firstConfirmation(reader)) !== undefined, 'confirmed in the background');
     // Confirmations stop arriving (the clock runs past the freshness without another read).
     clock.now = 1_000;
     assert.equal(reader.confirmedVersion!(), undefined);
