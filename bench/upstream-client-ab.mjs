@@ -33,7 +33,7 @@ const { peerDir, mockPort, loadCpus } = toolSettings(root);
 const mock = startProcess({ command: process.execPath, args: [join(peerDir, 'mock-upstream.mjs'), String(mockPort)], cpus: loadCpus });
 try {
   await waitForListening(mock, { port: mockPort, timeoutMs: 10_000 });
-  const clients = { http1: createUpstreamClient({ bufferedClient: 'http1' }), undici: createUpstreamClient({ bufferedClient: 'undici' }) };
+  const clients = { http1: createUpstreamClient({ upstreamClient: 'http1' }), undici: createUpstreamClient({ upstreamClient: 'undici' }) };
   const request = {
     method: 'POST',
     url: `http://127.0.0.1:${mockPort}/v1/chat/completions`,

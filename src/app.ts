@@ -179,7 +179,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     }
   });
 
-  const upstream = createUpstreamClient({ bufferedClient: config.upstreamClient });
+  const upstream = createUpstreamClient({ upstreamClient: config.upstreamClient });
   const local = createLocalProvider();
   const providers = createProviderRegistry(upstream, [local]);
 

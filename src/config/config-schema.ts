@@ -73,9 +73,8 @@ export const configSchema = z.object({
    */
   allowanceShare: z.coerce.number().int().min(0).max(1_000_000).default(32),
   /**
-   * Which HTTP client sends upstream requests whose answer is read whole (every non-streamed call):
-   * gw's own HTTP/1.1 client, or undici (which always carries streams). A way back, should an
-   * upstream misbehave with the former.
+   * Which HTTP client sends upstream requests, streamed or not: gw's own HTTP/1.1 client, or
+   * undici. A way back, should an upstream misbehave with the former.
    */
   upstreamClient: z.enum(['http1', 'undici']).default('http1'),
   /** Log message contents in the request log (off by default). */

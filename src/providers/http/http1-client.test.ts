@@ -5,7 +5,7 @@ import { createServer as createTcpServer, type AddressInfo, type Socket } from '
 import { after, before, describe, test } from 'node:test';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createTestCertificates, type TestCertificates } from '../../../test/e2e/alerts-fixtures/test-certificates.js';
-import { createHttp1Client, Http1TimeoutError, type Http1Client } from './http1-client.js';
+import { createHttp1Client, Http1TimeoutError, type Http1Client, type Http1StreamSink } from './http1-client.js';
 import type { SendOptions } from './upstream-client.js';
 
 // What the HTTP/1.1 client does with connections: keep-alive reuse, the per-origin cap with a
@@ -183,6 +183,82 @@ describe('http1 client: servers that close, cut or stall', () => {
       await assert.rejects(send('/silent', { firstByteMs: 150 }), (error) => error instanceof Http1TimeoutError && error.phase === 'headers');
       await assert.rejects(send('/stalls', { idleMs: 150 }), (error) => error instanceof Http1TimeoutError && error.phase === 'body');
       await assert.rejects(send('/garbage'), /bad status line/);
+    } finally {
+      await client.close();
+      server.close();
+    }
+  });
+});
+
+describe('http1 client: streamed answers', () => {
+  /** A sink that writes down what it is told, and settles once the exchange is over. */
+  function recordingSink() {
+    const events: string[] = [];
+    let ended!: () => void;
+    const over = new Promise<void>((resolve) => (ended = resolve));
+    const sink: Http1StreamSink = {
+      onConnect: () => events.push('connect'),
+      onResponseHead: (statusCode, headers) => events.push(`head ${statusCode} ${headers['content-type']}`),
+      onData: (part) => (events.push(`data ${part.toString('latin1')}`), true),
+      onComplete: () => (events.push('complete'), ended()),
+      onError: (error) => (events.push(`error ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`), ended()),
+    };
+    return { sink, events, over };
+  }
+
+  test('head and first event in one packet, the rest as written; a complete stream leaves its connection for the next; one cut mid-body fails after its head', async () => {
+    let connections = 0;
+    const server = createTcpServer((socket) => {
+      connections++;
+      let pending = '';
+      socket.on('data', (chunk) => {
+        pending += chunk.toString('latin1');
+        if (!pending.includes('\r\n\r\n')) return;
+        const path = pending.split(' ')[1]!;
+        pending = '';
+        if (path === '/cut') return void socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n8\r\nsec');
+        socket.write('HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nfirst\r\n');
+        setTimeout(() => socket.write('6\r\nsecond\r\n0\r\n\r\n'), 20);
+      });
+      socket.on('error', () => {});
+    });
+    const base = `http://127.0.0.1:${await listen(server)}`;
+    const client = createHttp1Client({ connectionsPerOrigin: 4, keepAliveTimeoutMs: 30_000, connectTimeoutMs: 2000 });
+    try {
+      for (let round = 0; round < 2; round++) {
+        const { sink, events, over } = recordingSink();
+        client.stream({ method: 'POST', url: `${base}/stream`, headers: {}, body: '{}' }, options(), sink);
+        await over;
+        assert.deepEqual(events, ['connect', 'head 200 text/event-stream', 'data first', 'data second', 'complete']);
+      }
+      assert.equal(connections, 1, 'the second stream went out on the first one\'s connection');
+      const { sink, events, over } = recordingSink();
+      client.stream({ method: 'POST', url: `${base}/cut`, headers: {}, body: '{}' }, options(), sink);
+      await over;
+      assert.deepEqual(events, ['connect', 'head 200 text/event-stream', 'data first', 'data sec', 'error ECONNRESET']);
+    } finally {
+      await client.close();
+      server.close();
+    }
+  });
+
+  test('a signal aborted before sending ends the stream at once, and nothing is sent', async () => {
+    let connections = 0;
+    const server = createTcpServer((socket) => {
+      connections++;
+      socket.on('error', () => {});
+    });
+    const base = `http://127.0.0.1:${await listen(server)}`;
+    const client = createHttp1Client({ connectionsPerOrigin: 4, keepAliveTimeoutMs: 30_000, connectTimeoutMs: 2000 });
+    try {
+      const { sink, events, over } = recordingSink();
+      // As upstream-client.ts's handler does: a signal already aborted ends the exchange from onConnect.
+      sink.onConnect = (abort) => (events.push('connect'), abort(new Error('gone')));
+      client.stream({ method: 'POST', url: `${base}/x`, headers: {}, body: '{}' }, options(), sink);
+      await over;
+      assert.deepEqual(events, ['connect', 'error gone']);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(connections, 0);
     } finally {
       await client.close();
       server.close();

@@ -1,25 +1,47 @@
 import { channel } from 'node:diagnostics_channel';
+import type { IncomingHttpHeaders } from 'node:http';
 import net from 'node:net';
 import tls from 'node:tls';
 import type { BufferedResponse, SendOptions } from './upstream-client.js';
 import type { UpstreamRequest } from './provider-adapter.js';
-import { Http1ResponseReader } from './http1-response-reader.js';
+import { Http1ResponseReader, type ResponseListener } from './http1-response-reader.js';
 import type { CallSignal } from '../../lib/call-signal.js';
 
 /**
- * A lean HTTP/1.1 client for exchanges whose answer is used whole (every non-streamed call): a
- * keep-alive pool of sockets per origin, the request written in one go, the answer read by
- * `Http1ResponseReader`. Streams and everything else still go through undici.
+ * A lean HTTP/1.1 client for upstream calls: a keep-alive pool of sockets per origin, the request
+ * written in one go, the answer read by `Http1ResponseReader`, either whole (`exchange`) or part
+ * by part as it arrives (`stream`, for streamed calls).
  *
  * Why: between a request's arrival and its answer a gateway is two HTTP hops, and on the
  * benchmark machine the general-purpose clients' machinery (undici's dispatcher, request and
  * pool objects, its parser compiled to WebAssembly) was a large share of what the gateway added to
- * a call. A client that knows it sends one buffered request per connection at a time needs very
- * little of it. docs/pipeline.md, "A client for answers read whole", has the measurements.
+ * a call. A client that knows it sends one request per connection at a time needs very little of
+ * it. docs/pipeline.md, "A client of our own for upstream calls", has the measurements.
  */
 export interface Http1Client {
   exchange(request: UpstreamRequest, options: SendOptions): Promise<BufferedResponse>;
+  /**
+   * Sends the request and tells `sink` of the answer as it arrives. The sink listens to the call's
+   * signal itself and ends the exchange through the `abort` it is given (upstream-client.ts).
+   */
+  stream(request: UpstreamRequest, options: SendOptions, sink: Http1StreamSink): void;
   close(): Promise<void>;
+}
+
+/**
+ * What a streamed exchange tells its reader, in this order: `onConnect` at once, then either
+ * `onError`, or `onResponseHead` followed by `onData` for each part of the body and finally
+ * `onComplete` or `onError`. Nothing follows `onComplete` or `onError`.
+ */
+export interface Http1StreamSink {
+  /** `abort` ends the exchange (the reader left, or the call's signal aborted); the sink is then told `onError(reason)`. */
+  onConnect(abort: (reason: Error) => void): void;
+  /** The final answer's head (1xx interim answers are skipped). `resume` restarts reading after `onData` returned false. */
+  onResponseHead(statusCode: number, headers: IncomingHttpHeaders, resume: () => void): void;
+  /** A part of the body, de-chunked. Returning false pauses the connection (and its silence timer) until `resume`. */
+  onData(part: Buffer): boolean;
+  onComplete(): void;
+  onError(error: unknown): void;
 }
 
 export interface Http1ClientOptions {
@@ -148,31 +170,48 @@ export function createHttp1Client(options: Http1ClientOptions): Http1Client {
     connection.run(exchange);
   };
 
+  /** Sends the exchange on an idle connection, a new one, or once one is free. */
+  const begin = (origin: Origin, exchange: Exchange): void => {
+    if (onCreate.hasSubscribers) onCreate.publish({ request: exchange });
+    let connection: Connection | undefined;
+    while ((connection = origin.idle.pop())) {
+      if (connection.usable()) break;
+      connection.destroy();
+      origin.open--;
+    }
+    if (connection) return start(connection, exchange);
+    if (origin.open < options.connectionsPerOrigin) return start(connect(origin), exchange);
+    origin.waiting.push(exchange);
+    exchange.onAbandon = () => {
+      const index = origin.waiting.indexOf(exchange);
+      if (index >= 0) origin.waiting.splice(index, 1);
+    };
+  };
+
   return {
     exchange(request, sendOptions) {
       return new Promise<BufferedResponse>((resolve, reject) => {
         try {
           if (closed) throw new Error('the upstream client is closed');
           const { origin, path } = originOf(request.url, sendOptions.connectMs ?? options.connectTimeoutMs);
-          const exchange = new Exchange(encodeRequest(request, path, origin.hostHeader), request.method, sendOptions, resolve, reject);
-          if (onCreate.hasSubscribers) onCreate.publish({ request: exchange });
-          let connection: Connection | undefined;
-          while ((connection = origin.idle.pop())) {
-            if (connection.usable()) break;
-            connection.destroy();
-            origin.open--;
-          }
-          if (connection) return start(connection, exchange);
-          if (origin.open < options.connectionsPerOrigin) return start(connect(origin), exchange);
-          origin.waiting.push(exchange);
-          exchange.onAbandon = () => {
-            const index = origin.waiting.indexOf(exchange);
-            if (index >= 0) origin.waiting.splice(index, 1);
-          };
+          begin(origin, new Exchange(encodeRequest(request, path, origin.hostHeader), request.method, sendOptions, { resolve, reject }));
         } catch (error) {
           reject(error);
         }
       });
+    },
+    stream(request, sendOptions, sink) {
+      let exchange: Exchange;
+      try {
+        if (closed) throw new Error('the upstream client is closed');
+        const { origin, path } = originOf(request.url, sendOptions.connectMs ?? options.connectTimeoutMs);
+        exchange = new Exchange(encodeRequest(request, path, origin.hostHeader), request.method, sendOptions, sink);
+        sink.onConnect((reason) => exchange.abandon(reason));
+        // A signal aborted already has ended it through onConnect: nothing is sent.
+        if (!exchange.settled) begin(origin, exchange);
+      } catch (error) {
+        sink.onError(error);
+      }
     },
     async close() {
       closed = true;
@@ -212,46 +251,64 @@ function encodeRequest(request: UpstreamRequest, path: string, hostHeader: strin
   return bytes;
 }
 
-/** One request and its answer: the timers' limits, the call's signal, and how it ends. */
+/** Where an answer read whole goes. */
+interface WholeAnswer {
+  resolve(response: BufferedResponse): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * One request and its answer: the timers' limits, the call's signal, and how it ends: handed over
+ * whole, or told part by part to a stream sink (which then listens to the signal itself).
+ */
 class Exchange {
   readonly signal: CallSignal;
   readonly firstByteMs: number;
   readonly idleMs: number;
+  readonly sink: Http1StreamSink | undefined;
   onAbandon: (() => void) | undefined;
-  private settled = false;
-  private readonly onAbort = () => {
-    this.onAbandon?.();
-    this.fail(this.signal.reason instanceof Error ? this.signal.reason : new Error('aborted'));
-  };
+  settled = false;
+  private readonly onAbort = () => this.abandon(this.signal.reason instanceof Error ? this.signal.reason : new Error('aborted'));
 
   constructor(
     readonly bytes: Buffer,
     readonly method: string,
     options: SendOptions,
-    private readonly resolve: (response: BufferedResponse) => void,
-    private readonly reject: (error: unknown) => void,
+    private readonly answer: WholeAnswer | Http1StreamSink,
   ) {
     this.signal = options.signal;
     this.firstByteMs = options.firstByteMs;
     this.idleMs = options.idleMs;
-    if (!this.signal.aborted) this.signal.addEventListener('abort', this.onAbort, { once: true });
+    this.sink = 'onData' in answer ? answer : undefined;
+    if (!this.sink && !this.signal.aborted) this.signal.addEventListener('abort', this.onAbort, { once: true });
   }
 
-  succeed(response: BufferedResponse): void {
-    if (this.settle()) this.resolve(response);
+  /** Given up by its caller, wherever it is (waiting for a connection, or on one). */
+  abandon(reason: Error): void {
+    if (this.settled) return;
+    this.onAbandon?.();
+    this.fail(reason);
+  }
+
+  /** The answer is complete: its body is in the reader, unless a sink took it part by part. */
+  succeed(reader: Http1ResponseReader): void {
+    if (!this.settle()) return;
+    if (this.sink) this.sink.onComplete();
+    else (this.answer as WholeAnswer).resolve({ statusCode: reader.statusCode, headers: reader.headers, body: reader.body() });
   }
 
   fail(error: unknown): void {
     if (!this.settle()) return;
     if (onError.hasSubscribers) onError.publish({ request: this, error });
-    this.reject(error);
+    if (this.sink) this.sink.onError(error);
+    else (this.answer as WholeAnswer).reject(error);
   }
 
   private settle(): boolean {
     if (this.settled) return false;
     this.settled = true;
     this.onAbandon = undefined;
-    this.signal.removeEventListener('abort', this.onAbort);
+    if (!this.sink) this.signal.removeEventListener('abort', this.onAbort);
     return true;
   }
 }
@@ -268,6 +325,20 @@ class Connection {
   private bodyStarted = false;
   private dead = false;
   private idleUntil = 0;
+  /** A stream's sink asked for a pause while the last chunk was read; `paused` once the socket is. */
+  private pauseWanted = false;
+  private paused = false;
+  /** Passes a streamed answer's head and body parts to the running exchange's sink, as the reader reads them. */
+  private readonly streamListener: ResponseListener = {
+    onHead: () => {
+      const exchange = this.exchange!;
+      const reader = this.reader!;
+      exchange.sink!.onResponseHead(reader.statusCode, reader.headers, () => this.resume(exchange));
+    },
+    onBodyPart: (part) => {
+      if (!this.exchange!.sink!.onData(part)) this.pauseWanted = true;
+    },
+  };
 
   constructor(
     readonly origin: Origin,
@@ -293,7 +364,7 @@ class Connection {
 
   run(exchange: Exchange): void {
     this.exchange = exchange;
-    this.reader = new Http1ResponseReader(exchange.method);
+    this.reader = new Http1ResponseReader(exchange.method, exchange.sink ? this.streamListener : undefined);
     this.bodyStarted = false;
     this.socket.ref();
     if (this.connected) this.socket.setTimeout(exchange.firstByteMs);
@@ -337,6 +408,7 @@ class Connection {
     }
     let complete: boolean;
     const headBefore = reader.headComplete;
+    this.pauseWanted = false;
     try {
       complete = reader.push(chunk);
     } catch (error) {
@@ -354,10 +426,26 @@ class Connection {
       this.bodyStarted = true;
       if (onFirstBodyBytes.hasSubscribers) onFirstBodyBytes.publish({ request: exchange });
     }
-    if (!complete) return;
+    if (!complete) {
+      // A sink that fell behind: no more reads, and no silence timer, until it catches up.
+      if (this.pauseWanted && this.exchange === exchange && !this.paused) {
+        this.paused = true;
+        this.socket.setTimeout(0);
+        this.socket.pause();
+      }
+      return;
+    }
     this.exchange = undefined;
-    exchange.succeed({ statusCode: reader.statusCode, headers: reader.headers, body: reader.body() });
+    exchange.succeed(reader);
     this.finish(reader.reusable);
+  }
+
+  /** A stream's sink caught up: reading (and the silence timer) start again, if the exchange is still on. */
+  private resume(exchange: Exchange): void {
+    if (!this.paused || this.exchange !== exchange) return;
+    this.paused = false;
+    this.socket.setTimeout(exchange.idleMs);
+    this.socket.resume();
   }
 
   private onTimeout(): void {
@@ -375,7 +463,7 @@ class Connection {
     const reader = this.reader;
     this.exchange = undefined;
     if (!exchange) return this.dropIdle();
-    if (reader && reader.end()) exchange.succeed({ statusCode: reader.statusCode, headers: reader.headers, body: reader.body() });
+    if (reader && reader.end()) exchange.succeed(reader);
     else exchange.fail(error ?? new Http1ConnectionClosedError('the upstream closed the connection before the answer was complete'));
     this.finish(false);
   }

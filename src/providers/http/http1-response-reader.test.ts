@@ -128,3 +128,31 @@ test('a head larger than 64 KiB is refused, whether it arrives whole or in piece
     for (let offset = 0; offset < big.length; offset += 4096) reader.push(Buffer.from(big.slice(offset, offset + 4096)));
   }, MalformedResponseError);
 });
+
+test('a listener is told the final head once (no 1xx), then the body de-chunked part by part, at every split point', () => {
+  const raw = Buffer.from('HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\ndata: \r\n4;x=y\r\none\n\r\n0\r\n\r\n', 'latin1');
+  for (const pieces of splits(raw)) {
+    const events: string[] = [];
+    let reader: Http1ResponseReader | undefined;
+    reader = new Http1ResponseReader('POST', {
+      onHead: () => events.push(`head ${reader!.statusCode} ${reader!.headers['transfer-encoding']}`),
+      onBodyPart: (part) => events.push(`part ${part.toString('latin1')}`),
+    });
+    assert.equal(feed(reader, pieces), true);
+    assert.equal(events[0], 'head 200 chunked');
+    assert.equal(events.filter((event) => event.startsWith('head')).length, 1);
+    assert.equal(events.slice(1).map((event) => event.slice(5)).join(''), 'data: one\n');
+    assert.equal(reader.bodyBytes, 10);
+    assert.equal(reader.body().length, 0, 'a listener takes the parts: none are kept');
+  }
+});
+
+test('a listener hears of a bodiless answer (204) as complete already, and of no part', () => {
+  const events: string[] = [];
+  const reader: Http1ResponseReader = new Http1ResponseReader('POST', {
+    onHead: () => events.push(`head complete=${reader.complete}`),
+    onBodyPart: () => events.push('part'),
+  });
+  assert.equal(reader.push(Buffer.from('HTTP/1.1 204 No Content\r\n\r\n')), true);
+  assert.deepEqual(events, ['head complete=true']);
+});

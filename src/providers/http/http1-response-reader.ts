@@ -16,8 +16,17 @@ type Framing = 'none' | 'length' | 'chunked' | 'close';
 type ChunkState = 'size' | 'data' | 'data-end' | 'trailers';
 
 /**
+ * Told of a streamed response as it is read: its head once complete (1xx interim answers are not
+ * told), then each part of its body, de-chunked, as it arrives. A reader given one keeps no body.
+ */
+export interface ResponseListener {
+  onHead(): void;
+  onBodyPart(part: Buffer): void;
+}
+
+/**
  * Reads one HTTP/1.1 response, fed the connection's bytes as they arrive, and keeps its body in
- * memory. Framing follows RFC 9112 §6: no body for HEAD, 1xx, 204 and 304; chunked when it is the
+ * memory (or hands each part to a `ResponseListener` instead). Framing follows RFC 9112 §6: no body for HEAD, 1xx, 204 and 304; chunked when it is the
  * last transfer coding; otherwise Content-Length; otherwise the body runs to the connection's end.
  * 1xx interim answers (100 Continue, 103 Early Hints) are skipped. A reader is used for one
  * response; `reusable` says whether the connection may carry the next request.
@@ -42,14 +51,17 @@ export class Http1ResponseReader {
   private readonly parts: Buffer[] = [];
   private length = 0;
 
-  constructor(private readonly method: string) {}
+  constructor(
+    private readonly method: string,
+    private readonly listener?: ResponseListener,
+  ) {}
 
   /** Bytes of body read so far. */
   get bodyBytes(): number {
     return this.length;
   }
 
-  /** The body read so far, in one buffer. */
+  /** The body read so far, in one buffer (empty when a listener took the parts). */
   body(): Buffer {
     return this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.length);
   }
@@ -92,6 +104,8 @@ export class Http1ResponseReader {
     const consumedFromChunk = end + 4 - (this.head?.length ?? 0);
     this.head = undefined;
     this.parseHead(buffer.toString('latin1', 0, end));
+    // Told once the framing is known (a 204 is already complete), before any part of the body.
+    if (this.headComplete) this.listener?.onHead();
     return offset + consumedFromChunk;
   }
 
@@ -200,8 +214,10 @@ export class Http1ResponseReader {
 
   private keep(part: Buffer): void {
     if (part.length === 0) return;
-    this.parts.push(part);
     this.length += part.length;
+    // The part is a view of the socket's read, whose memory no later read reuses: safe to hand on.
+    if (this.listener) this.listener.onBodyPart(part);
+    else this.parts.push(part);
   }
 
   private finish(): void {

@@ -69,16 +69,17 @@ let foreverClosed: (() => void) | undefined;
 
 let server: Server;
 let base: string;
-const client = createUpstreamClient();
+/** Connections the server has accepted so far. */
+let connectionsAccepted = 0;
 
 before(async () => {
   server = createServer((request, response) => routes[request.url ?? '']!(request, response));
+  server.on('connection', () => connectionsAccepted++);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
 
 after(async () => {
-  await client.close();
   server.closeAllConnections();
   await new Promise((resolve) => server.close(resolve));
 });
@@ -87,11 +88,11 @@ function options(overrides: Partial<SendOptions> = {}): SendOptions {
   return { signal: new AbortController().signal, firstByteMs: 2000, idleMs: 2000, provider: 'acme', ...overrides };
 }
 
-// Both clients that can read an answer whole (gw's HTTP/1.1 client, the default, and undici,
-// GW_UPSTREAM_CLIENT=undici) must behave alike.
-for (const bufferedClient of ['http1', 'undici'] as const) {
-  describe(`upstream client: answers read whole (${bufferedClient})`, () => {
-    const buffered = createUpstreamClient({ bufferedClient });
+// Both clients (gw's HTTP/1.1 client, the default, and undici, GW_UPSTREAM_CLIENT=undici) must
+// behave alike, for answers read whole and for answers read as they arrive.
+for (const upstreamClient of ['http1', 'undici'] as const) {
+  describe(`upstream client: answers read whole (${upstreamClient})`, () => {
+    const buffered = createUpstreamClient({ upstreamClient });
     after(() => buffered.close());
 
     test('a body written in several parts arrives whole, with its status and repeated headers', async () => {
@@ -168,7 +169,11 @@ for (const bufferedClient of ['http1', 'undici'] as const) {
   });
 }
 
-describe('upstream client: answers read as they arrive', () => {
+for (const upstreamClient of ['http1', 'undici'] as const) {
+describe(`upstream client: answers read as they arrive (${upstreamClient})`, () => {
+  const client = createUpstreamClient({ upstreamClient });
+  after(() => client.close());
+
   test('each chunk reaches the reader as it arrives, before the upstream has written the next', async () => {
     const response = await client.send({ method: 'GET', url: `${base}/step`, headers: {} }, options());
     assert.equal(response.statusCode, 200);
@@ -247,7 +252,32 @@ describe('upstream client: answers read as they arrive', () => {
     setTimeout(() => late.abort(reason), 50);
     await assert.rejects(reading, (error) => error === reason);
   });
+
+  test('a reader held up longer than idleMs is not timed out: while the upstream is paused, its silence is ours', async () => {
+    const response = await client.send({ method: 'GET', url: `${base}/flood`, headers: {} }, options({ idleMs: 100 }));
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    let length = 0;
+    for await (const chunk of response.body) length += chunk.length;
+    assert.equal(length, FLOOD_BYTES);
+  });
+
+  test('a stream read to its end leaves its connection for the next call; one left early has its connection closed', async () => {
+    const first = await client.send({ method: 'GET', url: `${base}/split`, headers: {} }, options());
+    await first.body.readAll();
+    const accepted = connectionsAccepted;
+    const second = await client.send({ method: 'GET', url: `${base}/split`, headers: {} }, options());
+    assert.deepEqual(JSON.parse((await second.body.readAll()).toString('utf8')), { parts: ['a', 'b'] });
+    assert.equal(connectionsAccepted, accepted, 'the second call reused the connection');
+
+    const closed = new Promise<void>((resolve) => (foreverClosed = resolve));
+    const endless = await client.send({ method: 'GET', url: `${base}/forever`, headers: {} }, options());
+    for await (const chunk of endless.body) if (chunk.length > 0) break;
+    await closed;
+    const after = await client.send({ method: 'GET', url: `${base}/split`, headers: {} }, options());
+    assert.deepEqual(JSON.parse((await after.body.readAll()).toString('utf8')), { parts: ['a', 'b'] });
+  });
 });
+}
 
 test('headersFromRaw: lower-case names, repeated headers as arrays in order, no __proto__ key', () => {
   const headers = headersFromRaw([Buffer.from('Content-Type'), Buffer.from('text/plain'), Buffer.from('Set-Cookie'), Buffer.from('a=1'), Buffer.from('set-cookie'), Buffer.from('b=2'), Buffer.from('Set-Cookie'), Buffer.from('c=3'), Buffer.from('__proto__'), Buffer.from('x')]);

@@ -4,14 +4,16 @@ import { undiciCore } from '../../lib/undici-core.js';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { UpstreamRequest } from './provider-adapter.js';
 import type { CallSignal } from '../../lib/call-signal.js';
-import { createHttp1Client, Http1TimeoutError } from './http1-client.js';
+import { createHttp1Client, Http1TimeoutError, type Http1StreamSink } from './http1-client.js';
 import { appendHeader } from './http1-response-reader.js';
 
 /**
- * The one HTTP client for upstream calls. Streamed answers go through an undici Agent (a keep-alive
- * pool per origin) with handlers of our own; answers read whole go through gw's HTTP/1.1 client
- * (`http1-client.ts`), which does less per exchange. Network failures become GatewayErrors with
- * the spec's statuses: timeouts 504, refused/reset connections 503, broken answers 502.
+ * The one HTTP client for upstream calls. By default every exchange goes through gw's own HTTP/1.1
+ * client (`http1-client.ts`), which does less per exchange than a general-purpose one; with
+ * `upstreamClient: 'undici'` they go through an undici Agent (a keep-alive pool per origin) with
+ * handlers of our own. Either way a streamed answer reaches its reader through the same
+ * `StreamingHandler`. Network failures become GatewayErrors with the spec's statuses: timeouts
+ * 504, refused/reset connections 503, broken answers 502.
  */
 export interface UpstreamClient {
   /** The answer's body as it arrives, chunk by chunk (for streamed calls). */
@@ -61,11 +63,8 @@ export interface UpstreamClientOptions {
   keepAliveTimeoutMs?: number;
   /** Extra CA or TLS settings for tests. */
   connect?: Record<string, unknown>;
-  /**
-   * Which client sends requests whose answer is read whole: gw's own HTTP/1.1 client (default,
-   * `http1-client.ts`) or undici, as streams always are.
-   */
-  bufferedClient?: 'http1' | 'undici';
+  /** Which client sends upstream requests: gw's own HTTP/1.1 client (default, `http1-client.ts`) or undici. */
+  upstreamClient?: 'http1' | 'undici';
 }
 
 export function createUpstreamClient(options: UpstreamClientOptions = {}): UpstreamClient {
@@ -79,15 +78,16 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
       connect: { timeout: connectMs, ...options.connect },
     });
   // undici sets the connect timeout per pool, so each distinct deployment connect timeout gets its
-  // own keep-alive agent (there are a handful at most).
-  const agents = new Map<number, Agent>([[defaultConnectMs, createAgent(defaultConnectMs)]]);
+  // own keep-alive agent (there are a handful at most), made on first use: with the default
+  // client none is.
+  const agents = new Map<number, Agent>();
   const agentFor = (connectMs: number | undefined) => {
     const key = connectMs ?? defaultConnectMs;
     let agent = agents.get(key);
     if (!agent) agents.set(key, (agent = createAgent(key)));
     return agent;
   };
-  const http1 = (options.bufferedClient ?? 'http1') === 'undici' ? undefined : createHttp1Client({
+  const http1 = (options.upstreamClient ?? 'http1') === 'undici' ? undefined : createHttp1Client({
     connectionsPerOrigin: options.connectionsPerOrigin ?? 256,
     keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 30_000,
     connectTimeoutMs: defaultConnectMs,
@@ -117,7 +117,8 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     send(request, sendOptions) {
       return new Promise<StreamedResponse>((resolve, reject) => {
         const handler = new StreamingHandler(sendOptions.signal, resolve, reject, (error) => toUpstreamError(error, sendOptions.provider, sendOptions.signal));
-        dispatch(request, sendOptions, handler);
+        if (http1) http1.stream(request, sendOptions, handler);
+        else dispatch(request, sendOptions, handler);
       });
     },
     sendBuffered(request, sendOptions) {
@@ -229,7 +230,7 @@ const STREAM_HIGH_WATER_BYTES = 64 * 1024;
  * that falls 64 KiB behind pauses the connection until it catches up. Aborting the signal, or the
  * reader leaving, ends the exchange.
  */
-class StreamingHandler extends SignalledExchange implements Dispatcher.DispatchHandler, UpstreamBody {
+class StreamingHandler extends SignalledExchange implements Dispatcher.DispatchHandler, Http1StreamSink, UpstreamBody {
   private resumeExchange: (() => void) | undefined;
   private headersArrived = false;
   private readonly chunks: Buffer[] = [];
@@ -249,12 +250,17 @@ class StreamingHandler extends SignalledExchange implements Dispatcher.DispatchH
     super(signal);
   }
 
+  /** undici's: the raw head, 1xx included. */
   onHeaders(statusCode: number, rawHeaders: Buffer[] | string[] | null, resume: () => void): boolean {
-    if (statusCode < 200) return true;
+    if (statusCode >= 200) this.onResponseHead(statusCode, headersFromRaw(rawHeaders ?? []), resume);
+    return true;
+  }
+
+  /** gw's HTTP/1.1 client's: the final head, parsed. */
+  onResponseHead(statusCode: number, headers: IncomingHttpHeaders, resume: () => void): void {
     this.headersArrived = true;
     this.resumeExchange = resume;
-    this.resolve({ statusCode, headers: headersFromRaw(rawHeaders ?? []), body: this });
-    return true;
+    this.resolve({ statusCode, headers, body: this });
   }
 
   onData(chunk: Buffer): boolean {
@@ -279,7 +285,7 @@ class StreamingHandler extends SignalledExchange implements Dispatcher.DispatchH
     waiting?.resolve({ done: true, value: undefined });
   }
 
-  onError(error: Error): void {
+  onError(error: unknown): void {
     this.finish();
     if (!this.headersArrived) {
       this.headersArrived = true;
