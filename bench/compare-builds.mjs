@@ -7,7 +7,10 @@
 // the benchmark is: gateways on GW_CPUS (default 0), mock and load on LOAD_CPUS (default 1).
 //
 //   node bench/compare-builds.mjs --baseline DIR [--candidate DIR] [--rounds 4] [--seconds 8]
-//     [--baseline-env K=V,K2=V2] [--json]
+//     [--baseline-env K=V,K2=V2] [--storage postgres|embedded] [--json]
+//
+// `--storage embedded` runs both builds on the embedded defaults instead, each on its own copy of
+// one prepared SQLite data dir (no Postgres + Redis gateway, nothing beside them).
 //
 // DIR is a checkout with dist/ built and node_modules in place, e.g. the commit before a change:
 //   git worktree add /tmp/gw-base HEAD~1 && ln -s "$PWD/node_modules" /tmp/gw-base/node_modules \
@@ -16,7 +19,7 @@
 // database schema; the schema is made by the candidate. `--baseline-env` adds environment variables
 // to the baseline gateway only, so one build can be compared with itself under another setting:
 //   node bench/compare-builds.mjs --baseline . --baseline-env GW_UPSTREAM_CLIENT=undici
-import { mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,8 +44,9 @@ const baselineEnv = Object.fromEntries(
     .filter(Boolean)
     .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
 );
-if (!baseline || !(rounds >= 1 && rounds <= 20) || !(seconds >= 2 && seconds <= 60)) {
-  console.error('usage: compare-builds.mjs --baseline DIR [--candidate DIR] [--rounds 1-20] [--seconds 2-60] [--json]');
+const storageMode = option('storage', 'postgres');
+if (!baseline || !(rounds >= 1 && rounds <= 20) || !(seconds >= 2 && seconds <= 60) || !['postgres', 'embedded'].includes(storageMode)) {
+  console.error('usage: compare-builds.mjs --baseline DIR [--candidate DIR] [--rounds 1-20] [--seconds 2-60] [--baseline-env K=V,...] [--storage postgres|embedded] [--json]');
   process.exit(2);
 }
 const { peerDir, mockPort, gwCpus, loadCpus } = toolSettings(root);
@@ -56,14 +60,29 @@ const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.
 const round3 = (value) => Number(value.toFixed(3));
 
 async function main() {
-  const variants = [
-    { name: 'baseline (Postgres + Redis)', root: resolve(baseline), mode: 'postgres', port: Number(process.env.BENCH_GW_BASE_PORT ?? 18995), extraEnv: baselineEnv },
-    { name: 'candidate (Postgres + Redis)', root: candidate, mode: 'postgres', port: Number(process.env.BENCH_GW_PG_PORT ?? 18993) },
-    { name: 'candidate (embedded)', root: candidate, mode: 'sqlite', port: Number(process.env.BENCH_GW_PORT ?? 18991) },
-  ];
+  const basePort = Number(process.env.BENCH_GW_BASE_PORT ?? 18995);
+  const variants =
+    storageMode === 'embedded'
+      ? [
+          { name: 'baseline (embedded)', root: resolve(baseline), mode: 'sqlite-copy', port: basePort, extraEnv: baselineEnv },
+          { name: 'candidate (embedded)', root: candidate, mode: 'sqlite', port: Number(process.env.BENCH_GW_PORT ?? 18991) },
+        ]
+      : [
+          { name: 'baseline (Postgres + Redis)', root: resolve(baseline), mode: 'postgres', port: basePort, extraEnv: baselineEnv },
+          { name: 'candidate (Postgres + Redis)', root: candidate, mode: 'postgres', port: Number(process.env.BENCH_GW_PG_PORT ?? 18993) },
+          { name: 'candidate (embedded)', root: candidate, mode: 'sqlite', port: Number(process.env.BENCH_GW_PORT ?? 18991) },
+        ];
   for (const port of [mockPort, ...variants.map((variant) => variant.port)]) if (await portOpen(port)) throw new Error(`port ${port} is in use`);
   const { state, storageFor } = await startToolFixture({ root: candidate, peerDir, resultsDir, mockPort, loadCpus, started });
-  const storage = { sqlite: await storageFor('sqlite'), postgres: await storageFor('postgres') };
+  const storage = { sqlite: await storageFor('sqlite') };
+  if (storageMode === 'embedded') {
+    // Two gateways never share one SQLite file: the baseline gets a copy, made before either starts.
+    const copy = join(resultsDir, 'baseline-data');
+    cpSync(storage.sqlite.dataDir, copy, { recursive: true });
+    storage['sqlite-copy'] = { ...storage.sqlite, dataDir: copy, databaseUrl: storage.sqlite.databaseUrl.replace(storage.sqlite.dataDir, copy) };
+  } else {
+    storage.postgres = await storageFor('postgres');
+  }
   for (const variant of variants) {
     const chosen = storage[variant.mode];
     const env = { ...gatewayEnvironment({ ...chosen, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: variant.port }), ...variant.extraEnv };
