@@ -27,6 +27,7 @@ import { measure } from './lib/measure.mjs';
 import { portOpen, startProcess, waitForListening, waitForQuiet } from './lib/processes.mjs';
 import { gatewayEnvironment } from './lib/gateway-setup.mjs';
 import { startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
+import { sqliteMode } from './lib/storage-modes.mjs';
 
 const argv = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -77,9 +78,9 @@ async function main() {
   const storage = { sqlite: await storageFor('sqlite') };
   if (storageMode === 'embedded') {
     // Two gateways never share one SQLite file: the baseline gets a copy, made before either starts.
-    const copy = join(resultsDir, 'baseline-data');
-    cpSync(storage.sqlite.dataDir, copy, { recursive: true });
-    storage['sqlite-copy'] = { ...storage.sqlite, dataDir: copy, databaseUrl: storage.sqlite.databaseUrl.replace(storage.sqlite.dataDir, copy) };
+    const copy = sqliteMode(join(resultsDir, 'baseline'));
+    cpSync(storage.sqlite.dataDir, copy.dataDir, { recursive: true });
+    storage['sqlite-copy'] = { ...storage.sqlite, dataDir: copy.dataDir, databaseUrl: copy.databaseUrl };
   } else {
     storage.postgres = await storageFor('postgres');
   }

@@ -188,24 +188,27 @@ export function createHttp1Client(options: Http1ClientOptions): Http1Client {
     };
   };
 
+  /** The exchange for a request, and its origin; throws on a closed client, a bad URL or an unsafe header. */
+  const prepare = (request: UpstreamRequest, sendOptions: SendOptions, answer: WholeAnswer | Http1StreamSink) => {
+    if (closed) throw new Error('the upstream client is closed');
+    const { origin, path } = originOf(request.url, sendOptions.connectMs ?? options.connectTimeoutMs);
+    return { origin, exchange: new Exchange(encodeRequest(request, path, origin.hostHeader), request.method, sendOptions, answer) };
+  };
+
   return {
     exchange(request, sendOptions) {
       return new Promise<BufferedResponse>((resolve, reject) => {
         try {
-          if (closed) throw new Error('the upstream client is closed');
-          const { origin, path } = originOf(request.url, sendOptions.connectMs ?? options.connectTimeoutMs);
-          begin(origin, new Exchange(encodeRequest(request, path, origin.hostHeader), request.method, sendOptions, { resolve, reject }));
+          const { origin, exchange } = prepare(request, sendOptions, { resolve, reject });
+          begin(origin, exchange);
         } catch (error) {
           reject(error);
         }
       });
     },
     stream(request, sendOptions, sink) {
-      let exchange: Exchange;
       try {
-        if (closed) throw new Error('the upstream client is closed');
-        const { origin, path } = originOf(request.url, sendOptions.connectMs ?? options.connectTimeoutMs);
-        exchange = new Exchange(encodeRequest(request, path, origin.hostHeader), request.method, sendOptions, sink);
+        const { origin, exchange } = prepare(request, sendOptions, sink);
         sink.onConnect((reason) => exchange.abandon(reason));
         // A signal aborted already has ended it through onConnect: nothing is sent.
         if (!exchange.settled) begin(origin, exchange);
@@ -265,7 +268,9 @@ class Exchange {
   readonly signal: CallSignal;
   readonly firstByteMs: number;
   readonly idleMs: number;
+  /** Exactly one of the two is set. */
   readonly sink: Http1StreamSink | undefined;
+  private readonly whole: WholeAnswer | undefined;
   onAbandon: (() => void) | undefined;
   settled = false;
   private readonly onAbort = () => this.abandon(this.signal.reason instanceof Error ? this.signal.reason : new Error('aborted'));
@@ -274,13 +279,14 @@ class Exchange {
     readonly bytes: Buffer,
     readonly method: string,
     options: SendOptions,
-    private readonly answer: WholeAnswer | Http1StreamSink,
+    answer: WholeAnswer | Http1StreamSink,
   ) {
     this.signal = options.signal;
     this.firstByteMs = options.firstByteMs;
     this.idleMs = options.idleMs;
-    this.sink = 'onData' in answer ? answer : undefined;
-    if (!this.sink && !this.signal.aborted) this.signal.addEventListener('abort', this.onAbort, { once: true });
+    if ('onData' in answer) this.sink = answer;
+    else this.whole = answer;
+    if (this.whole && !this.signal.aborted) this.signal.addEventListener('abort', this.onAbort, { once: true });
   }
 
   /** Given up by its caller, wherever it is (waiting for a connection, or on one). */
@@ -293,22 +299,22 @@ class Exchange {
   /** The answer is complete: its body is in the reader, unless a sink took it part by part. */
   succeed(reader: Http1ResponseReader): void {
     if (!this.settle()) return;
-    if (this.sink) this.sink.onComplete();
-    else (this.answer as WholeAnswer).resolve({ statusCode: reader.statusCode, headers: reader.headers, body: reader.body() });
+    this.sink?.onComplete();
+    this.whole?.resolve({ statusCode: reader.statusCode, headers: reader.headers, body: reader.body() });
   }
 
   fail(error: unknown): void {
     if (!this.settle()) return;
     if (onError.hasSubscribers) onError.publish({ request: this, error });
-    if (this.sink) this.sink.onError(error);
-    else (this.answer as WholeAnswer).reject(error);
+    this.sink?.onError(error);
+    this.whole?.reject(error);
   }
 
   private settle(): boolean {
     if (this.settled) return false;
     this.settled = true;
     this.onAbandon = undefined;
-    if (!this.sink) this.signal.removeEventListener('abort', this.onAbort);
+    if (this.whole) this.signal.removeEventListener('abort', this.onAbort);
     return true;
   }
 }

@@ -26,8 +26,9 @@ export interface ResponseListener {
 
 /**
  * Reads one HTTP/1.1 response, fed the connection's bytes as they arrive, and keeps its body in
- * memory (or hands each part to a `ResponseListener` instead). Framing follows RFC 9112 §6: no body for HEAD, 1xx, 204 and 304; chunked when it is the
- * last transfer coding; otherwise Content-Length; otherwise the body runs to the connection's end.
+ * memory (or hands each part to a `ResponseListener` instead). Framing follows RFC 9112 §6: no
+ * body for HEAD, 1xx, 204 and 304; chunked when it is the last transfer coding; otherwise
+ * Content-Length; otherwise the body runs to the connection's end.
  * 1xx interim answers (100 Continue, 103 Early Hints) are skipped. A reader is used for one
  * response; `reusable` says whether the connection may carry the next request.
  */
