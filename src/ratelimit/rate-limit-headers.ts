@@ -1,12 +1,27 @@
 import type { WindowState } from './counter-store.js';
 
-/** OpenAI's reset format: "20ms", "1.5s", "6m0s". */
+/**
+ * OpenAI's reset format: "20ms", "1.5s", "6m0s". Rounded up to the millisecond, so a client that
+ * waits that long finds the window reset. Whole-number arithmetic only: formatting fractional
+ * seconds through toFixed and back cost more than the rest of the rate-limit headers on a call,
+ * and rounded 119,999.5 ms to "1m60s".
+ */
 export function formatResetDuration(ms: number): string {
-  if (ms < 1000) return `${Math.max(0, Math.ceil(ms))}ms`;
-  const seconds = ms / 1000;
-  if (seconds < 60) return `${Number(seconds.toFixed(3))}s`;
-  const minutes = Math.floor(seconds / 60);
-  return `${minutes}m${Number((seconds - minutes * 60).toFixed(3))}s`;
+  const total = Math.max(0, Math.ceil(ms));
+  if (total < 1000) return `${total}ms`;
+  const minutes = Math.floor(total / 60_000);
+  const rest = total - minutes * 60_000;
+  const seconds = Math.floor(rest / 1000);
+  const millis = rest - seconds * 1000;
+  const text = millis === 0 ? `${seconds}s` : `${seconds}.${millisecondDigits(millis)}s`;
+  return minutes === 0 ? text : `${minutes}m${text}`;
+}
+
+/** 1..999 ms as the digits after a decimal point, without trailing zeros: 500 → "5", 50 → "05", 5 → "005". */
+function millisecondDigits(millis: number): string {
+  if (millis % 100 === 0) return `${millis / 100}`;
+  if (millis % 10 === 0) return millis < 100 ? `0${millis / 10}` : `${millis / 10}`;
+  return millis < 10 ? `00${millis}` : millis < 100 ? `0${millis}` : `${millis}`;
 }
 
 /** Writes the x-ratelimit-* headers of the request and token windows into `headers`. */

@@ -33,4 +33,13 @@ test('reset durations in the OpenAI format', () => {
   assert.equal(formatResetDuration(1500), '1.5s');
   assert.equal(formatResetDuration(360_000), '6m0s');
   assert.equal(formatResetDuration(59_999), '59.999s');
+  // Rounded up to the millisecond, never to "60s" or "1m60s".
+  assert.equal(formatResetDuration(999.2), '1s');
+  assert.equal(formatResetDuration(59_999.6), '1m0s');
+  assert.equal(formatResetDuration(119_999.5), '2m0s');
+  assert.equal(formatResetDuration(1_050), '1.05s');
+  assert.equal(formatResetDuration(1_005), '1.005s');
+  assert.equal(formatResetDuration(61_120), '1m1.12s');
+  assert.equal(formatResetDuration(0), '0ms');
+  assert.equal(formatResetDuration(-5), '0ms');
 });

@@ -1,5 +1,6 @@
 import type { Timeouts } from '../providers/provider.js';
 import { CallAbort, type CallSignal } from '../lib/call-signal.js';
+import { startDeadline, type Deadline } from '../lib/deadline-ticker.js';
 import type { AttemptTimeout } from './attempt-error.js';
 
 export interface AttemptSignal {
@@ -31,23 +32,22 @@ export function createAttemptSignal(parent: CallSignal, timeouts: Timeouts, watc
   else parent.addEventListener('abort', onParentAbort, { once: true });
   // Without a stream the router sees no first byte (the body arrives whole); the transport then
   // enforces firstByteMs on the response headers.
-  let firstByteTimer: NodeJS.Timeout | undefined = watchFirstByte
-    ? setTimeout(() => fire('first_byte'), timeouts.firstByteMs)
-    : undefined;
-  const totalTimer = setTimeout(() => fire('total'), timeouts.totalMs);
+  // Deadlines, not Node timers: the total's duration is new on every call (lib/deadline-ticker.ts).
+  let firstByteTimer: Deadline | undefined = watchFirstByte ? startDeadline(timeouts.firstByteMs, () => fire('first_byte')) : undefined;
+  const totalTimer = startDeadline(timeouts.totalMs, () => fire('total'));
   return {
     signal: controller.signal,
     timedOut: () => fired,
     firstByteArrived() {
-      clearTimeout(firstByteTimer);
+      firstByteTimer?.cancel();
       firstByteTimer = undefined;
       // From here the stream belongs to its consumer, whose socket keeps the process alive; a
       // stream nobody consumes must not hold the process open until the total timer fires.
       totalTimer.unref();
     },
     dispose() {
-      clearTimeout(firstByteTimer);
-      clearTimeout(totalTimer);
+      firstByteTimer?.cancel();
+      totalTimer.cancel();
       parent.removeEventListener('abort', onParentAbort);
     },
   };
