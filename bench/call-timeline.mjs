@@ -11,12 +11,17 @@
 //   node bench/call-timeline.mjs --kind chat           # non-streamed chat
 //   node bench/call-timeline.mjs --mode sqlite         # one mode only (sqlite | postgres | both)
 //   node bench/call-timeline.mjs --rate 500            # chat calls at 500 req/s, open loop: where the tail goes
+//   node bench/call-timeline.mjs --rate 500 --mode sqlite --bare --rounds 4
+//                                                      # the same beside bench/bare-node-proxy.mjs, in turns
 //   options: --seconds N  --json
 //
 // With --rate the calls overlap, so instead of the median of every step it prints percentiles of
 // the spans of a call (bench/lib/call-spans-probe.mjs): the gateway's own work before and after the
 // upstream exchange, the wait to write the upstream request, and the upstream's answer time, next
-// to the load generator's own p50/p99 of the whole answer.
+// to the load generator's own p50/p99 of the whole answer. `--bare` adds the bare Node proxy
+// (node:http + undici, no gateway work: the floor under any Node gateway) with the same probe, and
+// `--rounds N` measures every target N times in turn, pooling each one's calls, so a host whose
+// speed drifts from minute to minute weighs on all targets alike.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -28,6 +33,7 @@ import { gatewayEnvironment } from './lib/gateway-setup.mjs';
 import { startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
 import { alignTimelines, summarizeTimeline } from './lib/call-timeline-summary.mjs';
 import { summarizeSpans } from './lib/call-spans-summary.mjs';
+import { median } from './lib/report-figures.mjs';
 
 const argv = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -35,23 +41,32 @@ const option = (name, fallback) => {
   return index >= 0 && argv[index + 1] !== undefined ? argv[index + 1] : fallback;
 };
 const rate = argv.includes('--rate') ? Number(option('rate', NaN)) : undefined;
+const bare = argv.includes('--bare');
+const rounds = Number(option('rounds', 1));
 const kind = option('kind', rate === undefined ? 'stream' : 'chat');
 const modeOption = option('mode', 'both');
-if (!['chat', 'stream'].includes(kind) || !['sqlite', 'postgres', 'both'].includes(modeOption) || (rate !== undefined && (!(rate > 0 && rate <= 5000) || kind !== 'chat'))) {
-  console.error('usage: call-timeline.mjs [--kind stream|chat | --rate N (1-5000, chat)] [--mode sqlite|postgres|both] [--seconds N] [--json]');
+const rateOnly = (bare || argv.includes('--rounds')) && rate === undefined;
+if (
+  !['chat', 'stream'].includes(kind) ||
+  !['sqlite', 'postgres', 'both'].includes(modeOption) ||
+  (rate !== undefined && (!(rate > 0 && rate <= 5000) || kind !== 'chat')) ||
+  rateOnly ||
+  !(Number.isInteger(rounds) && rounds >= 1 && rounds <= 20)
+) {
+  console.error('usage: call-timeline.mjs [--kind stream|chat | --rate N (1-5000, chat) [--bare] [--rounds N (1-20)]] [--mode sqlite|postgres|both] [--seconds N] [--json]');
   process.exit(2);
 }
 const modes = modeOption === 'both' ? ['sqlite', 'postgres'] : [modeOption];
 const seconds = Number(option('seconds', 10));
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const { peerDir, mockPort, gwCpus, loadCpus } = toolSettings(root);
-const ports = { sqlite: Number(process.env.BENCH_GW_PORT ?? 18991), postgres: Number(process.env.BENCH_GW_PG_PORT ?? 18993) };
-const labels = { sqlite: 'embedded', postgres: 'Postgres + Redis' };
+const ports = { sqlite: Number(process.env.BENCH_GW_PORT ?? 18991), postgres: Number(process.env.BENCH_GW_PG_PORT ?? 18993), bare: Number(process.env.BENCH_FLOOR_PORT ?? 18992) };
+const labels = { sqlite: 'embedded', postgres: 'Postgres + Redis', bare: 'bare Node proxy' };
 const resultsDir = mkdtempSync(join(tmpdir(), 'gw-call-timeline-'));
 const started = [];
 
 async function main() {
-  for (const port of [mockPort, ...modes.map((mode) => ports[mode])]) if (await portOpen(port)) throw new Error(`port ${port} is in use`);
+  for (const port of [mockPort, ...modes.map((mode) => ports[mode]), ...(bare ? [ports.bare] : [])]) if (await portOpen(port)) throw new Error(`port ${port} is in use`);
   const { state, storageFor } = await startToolFixture({ root, peerDir, resultsDir, mockPort, loadCpus, started });
 
   const gateways = {};
@@ -72,6 +87,21 @@ async function main() {
     started.push(gateway);
     await waitForListening(gateway, { port: ports[mode] });
     gateways[mode] = { gateway, output, url: `http://127.0.0.1:${ports[mode]}/v1/chat/completions`, headers: `Authorization: Bearer ${storage.apiKey}` };
+  }
+
+  if (bare) {
+    const output = join(resultsDir, 'timeline-bare.json');
+    const proxy = startProcess({
+      command: process.execPath,
+      args: ['--import', join(root, 'bench/lib/call-spans-probe.mjs'), join(root, 'bench/bare-node-proxy.mjs'), '--port', String(ports.bare), '--upstream', `http://127.0.0.1:${mockPort}`, '--seconds', '7200'],
+      cwd: root,
+      env: { ...process.env, GW_CALL_SPANS_OUT: output },
+      cpus: gwCpus,
+      logFile: join(resultsDir, 'bare-proxy.log'),
+    });
+    started.push(proxy);
+    await waitForListening(proxy, { port: ports.bare });
+    gateways.bare = { gateway: proxy, output, url: `http://127.0.0.1:${ports.bare}/v1/chat/completions`, headers: '' };
   }
 
   const settings = { peerDir, loadCpus, durationS: seconds, streamDurationS: seconds };
@@ -112,24 +142,47 @@ async function main() {
   console.log(`${clientStep.padEnd(width)}${aligned.labels.map((label) => cell(clientFigures[label])).join('')}`);
 }
 
-/** --rate: chat calls at a fixed rate in each mode, then the percentiles of each span of a call. */
+/**
+ * --rate: chat calls at a fixed rate through each target (each mode's gateway, and the bare proxy
+ * with --bare), `rounds` times in turn, then the percentiles of each span of a call, every target's
+ * calls of all rounds pooled.
+ */
 async function spansAtRate(gateways, settings) {
-  const results = {};
-  for (const mode of modes) {
-    const target = gateways[mode];
-    const spec = { kind: 'rate', url: target.url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers: target.headers, marker: 'peerbench-mock', rate };
-    console.error(`${labels[mode]}: warming up`);
+  const targets = Object.keys(gateways);
+  const specFor = (target) => ({ kind: 'rate', url: target.url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers: target.headers, marker: 'peerbench-mock', rate });
+  for (const name of targets) {
+    const target = gateways[name];
+    console.error(`${labels[name]}: warming up`);
     await measure({ kind: 'thr', url: target.url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers: target.headers, conns: 32 }, { ...settings, durationS: 3 });
-    await measure(spec, { ...settings, durationS: 2 });
+    await measure(specFor(target), { ...settings, durationS: 2 });
     await collect(target);
-    console.error(`${labels[mode]}: ${rate} chat calls a second for ${seconds} s`);
-    const outcome = await measure(spec, settings);
-    const recorded = await collect(target);
-    // The load generator's own warm-up second is recorded too: only calls after it count.
-    const firstSeen = Math.min(...recorded.calls.map((call) => call.seen));
-    const calls = recorded.calls.filter((call) => call.seen >= firstSeen + 1000);
-    if (calls.length === 0) throw new Error(`${labels[mode]}: no calls were recorded (${JSON.stringify(outcome.result)})`);
-    results[labels[mode]] = { spans: summarizeSpans(calls), client: outcome.result?.latency_ms, secondUpstreamRequests: recorded.unmatched };
+  }
+  const pooled = Object.fromEntries(targets.map((name) => [name, { calls: [], client: [], unmatched: 0 }]));
+  for (let round = 1; round <= rounds; round++) {
+    for (const name of round % 2 === 1 ? targets : [...targets].reverse()) {
+      const target = gateways[name];
+      console.error(`${labels[name]}: ${rate} chat calls a second for ${seconds} s${rounds > 1 ? ` (round ${round} of ${rounds})` : ''}`);
+      const outcome = await measure(specFor(target), settings);
+      const recorded = await collect(target);
+      // The load generator's own warm-up second is recorded too: only calls after it count.
+      const firstSeen = Math.min(...recorded.calls.map((call) => call.seen));
+      const calls = recorded.calls.filter((call) => call.seen >= firstSeen + 1000);
+      if (calls.length === 0) throw new Error(`${labels[name]}: no calls were recorded (${JSON.stringify(outcome.result)})`);
+      pooled[name].calls.push(...calls);
+      pooled[name].unmatched += recorded.unmatched;
+      if (outcome.result?.latency_ms) pooled[name].client.push(outcome.result.latency_ms);
+    }
+  }
+  const results = {};
+  for (const name of targets) {
+    const { calls, client, unmatched } = pooled[name];
+    // The client's figures are the load generator's own percentiles: with several rounds, their medians.
+    const clientFigure = (field) => median(client.map((latency) => latency[field])) ?? undefined;
+    results[labels[name]] = {
+      spans: summarizeSpans(calls),
+      client: { p50: clientFigure('p50'), p90: clientFigure('p90'), p99: clientFigure('p99'), max: clientFigure('max') },
+      secondUpstreamRequests: unmatched,
+    };
   }
   if (argv.includes('--json')) {
     console.log(JSON.stringify({ rate, seconds, results }, null, 2));
@@ -137,11 +190,12 @@ async function spansAtRate(gateways, settings) {
   }
   const figure = (value) => (value === undefined ? '–' : value.toFixed(3));
   for (const [label, result] of Object.entries(results)) {
-    console.log(`${label}: chat calls at ${rate} req/s for ${seconds} s, ms (${result.spans[0].calls} calls that reached the upstream)`);
+    const duration = rounds > 1 ? `${rounds} rounds of ${seconds} s` : `${seconds} s`;
+    console.log(`${label}: chat calls at ${rate} req/s for ${duration}, ms (${result.spans[0].calls} calls that reached the upstream)`);
     console.log(`${'span'.padEnd(42)}${['p50', 'p90', 'p99', 'max'].map((name) => name.padStart(10)).join('')}`);
     for (const row of result.spans) console.log(`${row.span.padEnd(42)}${[row.p50, row.p90, row.p99, row.max].map((value) => figure(value).padStart(10)).join('')}`);
     const client = result.client ?? {};
-    console.log(`${'client: send → whole answer'.padEnd(42)}${[client.p50, client.p90, client.p99, client.max].map((value) => figure(value).padStart(10)).join('')}`);
+    console.log(`${(rounds > 1 ? 'client: send → whole answer (round median)' : 'client: send → whole answer').padEnd(42)}${[client.p50, client.p90, client.p99, client.max].map((value) => figure(value).padStart(10)).join('')}`);
     console.log('');
   }
 }

@@ -1,7 +1,8 @@
 // Preloaded into the gateway by `bench/call-timeline.mjs --rate N` (node --import). Under an
 // open-loop load, where calls overlap, it records four moments of every call: the gateway saw the
-// request, it created the upstream request, the client wrote that request's headers, the upstream's
-// answer headers arrived, and the answer to the client finished. An upstream request is credited
+// request, it created the upstream request, the client handed that request to its socket (both
+// clients publish `client:sendHeaders` just before the write), the upstream's answer headers
+// arrived, and the answer to the client finished. An upstream request is credited
 // to its call through AsyncLocalStorage: the store is entered when the request starts, on the
 // connection's own async context, and the call's continuations carry it to undici's
 // `undici:request:create` channel. SIGUSR2 writes the completed calls to GW_CALL_SPANS_OUT (JSON)

@@ -379,8 +379,9 @@ class Connection {
       this.exchange = undefined;
       this.finish(false);
     };
-    this.socket.write(exchange.bytes);
+    // Published as the request is handed to the socket, the moment undici publishes its own.
     if (onHeadersWritten.hasSubscribers) onHeadersWritten.publish({ request: exchange });
+    this.socket.write(exchange.bytes);
   }
 
   /**
