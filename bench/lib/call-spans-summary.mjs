@@ -2,7 +2,8 @@
  * Where the calls of an open-loop run spent their time (bench/lib/call-spans-probe.mjs), as
  * percentiles of each span: the gateway's own work before and after the upstream exchange, the
  * wait between creating the upstream request and handing it to its socket, and the upstream's answer
- * time as the gateway saw it (from that hand-over, so the write itself counts there). Calls that never reached the upstream (a cache hit, a refusal) are left out.
+ * time as the gateway saw it (from that hand-over, so the write itself counts there). Calls that
+ * never reached the upstream (a cache hit, a refusal) are left out.
  * calls: Array<{ seen, created, written, answered, finished }> (ms, one clock) → [{ span, p50, p90, p99, max, calls }]
  */
 export const SPANS = [

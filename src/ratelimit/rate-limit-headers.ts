@@ -19,9 +19,9 @@ export function formatResetDuration(ms: number): string {
 
 /** 1..999 ms as the digits after a decimal point, without trailing zeros: 500 → "5", 50 → "05", 5 → "005". */
 function millisecondDigits(millis: number): string {
-  if (millis % 100 === 0) return `${millis / 100}`;
-  if (millis % 10 === 0) return millis < 100 ? `0${millis / 10}` : `${millis / 10}`;
-  return millis < 10 ? `00${millis}` : millis < 100 ? `0${millis}` : `${millis}`;
+  let digits = String(millis).padStart(3, '0');
+  while (digits.endsWith('0')) digits = digits.slice(0, -1);
+  return digits;
 }
 
 /** Writes the x-ratelimit-* headers of the request and token windows into `headers`. */
