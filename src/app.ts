@@ -9,6 +9,7 @@ import { createSecretBox } from './lib/secret-box.js';
 import { loadServerSecrets } from './lib/server-secrets.js';
 import { createKeyAuthenticator, type KeyAuthenticator } from './keys/key-authenticator.js';
 import { createKeyIssuer, type KeyIssuer } from './keys/key-issuer.js';
+import { createKeySpend } from './keys/key-spend.js';
 import { createSqlTenancyStore, type TenancyStore } from './tenancy/tenancy-store.js';
 import { loadMasterCredential } from './admin/master-credential.js';
 import { createManagementAuth } from './admin/create-management-auth.js';
@@ -163,6 +164,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     deliveryLog: alerting.deliveryLog,
     delivery: alerting.delivery,
     urlGuard: alerting.http.guard,
+    orgExists: async (orgId) => (await tenancy.getOrganization(orgId)) !== undefined,
   });
 
   const fileConfig = config.configFile ? await loadCatalogFile(config.configFile, environment) : undefined;
@@ -181,7 +183,9 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
 
   const upstream = createUpstreamClient({ upstreamClient: config.upstreamClient });
   const local = createLocalProvider();
-  const providers = createProviderRegistry(upstream, [local]);
+  const providers = createProviderRegistry(upstream, [local], {
+    onUsageRejected: (rejected) => logger.warn(rejected, 'upstream usage not billable; the call is metered from an estimate'),
+  });
 
   const routing = routingSettingsOf(fileConfig);
   // With Redis, both stores hold a few milliseconds of outcomes in memory (flushed on close).
@@ -341,12 +345,21 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   registerCreditRoutes(server, { auth: managementAuth, credits: metering.credits, ledger: metering.ledger, orgExists });
   registerPricingRoutes(server, { auth: managementAuth, pricing: metering.pricing, catalog, orgExists });
   registerVideoRoutes(server, { auth: managementAuth, store: videos, backends: videoBackends, targetOf: (deploymentId) => catalog.target(deploymentId) });
-  registerTenancyAdminRoutes(server, { auth: managementAuth, store: tenancy, issuer, changes });
+  const keySpend = createKeySpend(database.db, { flush: () => metering.ledger.flush() });
+  registerTenancyAdminRoutes(server, { auth: managementAuth, store: tenancy, issuer, changes, spend: keySpend });
   registerDeploymentRoutes(server, { auth: managementAuth, db: database.db, catalog, router, secretBox, changes, providers });
   registerGuardrailRoutes(server, { auth: managementAuth, store: guardrails.store, logWriter: guardrails.logWriter, urlGuard: alerting.http.guard, orgExists });
   registerPromptRoutes(server, { auth: managementAuth, store: templates.store, orgExists });
   registerDashboardPromptRoutes(server, { auth: managementAuth, templates: templates.store });
-  registerExperimentRoutes(server, { auth: managementAuth, store: experiments.store, stats: experiments.stats, templates: templates.store, orgExists });
+  registerExperimentRoutes(server, {
+    auth: managementAuth,
+    store: experiments.store,
+    stats: experiments.stats,
+    templates: templates.store,
+    orgExists,
+    models,
+    enabledModels: async (orgId) => (await tenancy.getOrganization(orgId))?.enabledModels ?? null,
+  });
   registerDashboardRoutes(server, { sessions: dashboardSessions, keys, master: master.credential, staticDirectory: findDashboardDirectory(config.dashboardDir) });
   registerDashboardUsageRoutes(server, {
     auth: managementAuth,

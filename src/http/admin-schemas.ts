@@ -29,9 +29,12 @@ export const limitsInput = z.strictObject({
 
 const modelList = z.array(z.string().min(1)).max(1000);
 
-export const orgCreateInput = z.strictObject({
+const tierInput = z.enum(['tier1', 'tier2', 'tier3', 'enterprise']);
+
+/** Org fields without defaults: the update schema is their partial, so a field left out of a PATCH stays as it is. */
+const orgFields = {
   name: z.string().min(1).max(200),
-  tier: z.enum(['tier1', 'tier2', 'tier3', 'enterprise']).default('tier1'),
+  tier: tierInput.optional(),
   limits: limitsInput.optional(),
   enabled_models: modelList.nullable().optional(),
   budget: budgetInput.nullable().optional(),
@@ -44,8 +47,9 @@ export const orgCreateInput = z.strictObject({
       log_message_contents: z.boolean().optional(),
     })
     .optional(),
-});
-export const orgUpdateInput = orgCreateInput.partial();
+};
+export const orgCreateInput = z.strictObject({ ...orgFields, tier: tierInput.default('tier1') });
+export const orgUpdateInput = z.strictObject(orgFields).partial();
 
 export const teamCreateInput = z.strictObject({
   name: z.string().min(1).max(200),
@@ -54,18 +58,22 @@ export const teamCreateInput = z.strictObject({
 });
 export const teamUpdateInput = teamCreateInput.partial();
 
-export const keyCreateInput = z.strictObject({
-  org_id: z.uuid().optional(),
+/** Key fields a PATCH may change; none has a default, so a field left out stays as it is. */
+const keyFields = {
   name: z.string().min(1).max(200),
   team_id: z.uuid().nullable().optional(),
-  role: z.enum(['inference', 'org_admin']).default('inference'),
   budget: budgetInput.nullable().optional(),
   user_budget: budgetInput.nullable().optional(),
   limits: limitsInput.optional(),
   user_limits: limitsInput.nullable().optional(),
   allowed_models: modelList.nullable().optional(),
+};
+export const keyCreateInput = z.strictObject({
+  org_id: z.uuid().optional(),
+  ...keyFields,
+  role: z.enum(['inference', 'org_admin']).default('inference'),
 });
-export const keyUpdateInput = keyCreateInput.omit({ org_id: true, role: true }).partial();
+export const keyUpdateInput = z.strictObject(keyFields).partial();
 
 export function toBudget(input: z.infer<typeof budgetInput> | null | undefined): Budget | null | undefined {
   if (input === undefined) return undefined;
@@ -109,8 +117,8 @@ export function teamView(team: Team) {
   };
 }
 
-/** A key as listed: alias only, never the secret or its hash. */
-export function keyView(key: VirtualKey) {
+/** A key as listed: alias only, never the secret or its hash; `spendNanos` is its cumulative spend. */
+export function keyView(key: VirtualKey, spendNanos: number) {
   return {
     id: key.id,
     object: 'virtual_key',
@@ -125,6 +133,7 @@ export function keyView(key: VirtualKey) {
     limits: key.limits,
     user_limits: key.userLimits,
     allowed_models: key.allowedModels,
+    spend_usd: formatUsd(spendNanos),
     created_at: Math.floor(key.createdAt / 1000),
     last_used_at: key.lastUsedAt === null ? null : Math.floor(key.lastUsedAt / 1000),
     revoked_at: key.revokedAt === null ? null : Math.floor(key.revokedAt / 1000),

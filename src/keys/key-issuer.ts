@@ -1,31 +1,39 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { ChangeFeed } from '../lib/change-feed.js';
 import type { EventBus } from '../lib/event-bus.js';
-import type { NewVirtualKey, TenancyStore } from '../tenancy/tenancy-store.js';
+import type { KeyPatch, NewVirtualKey, TenancyStore } from '../tenancy/tenancy-store.js';
 import type { VirtualKey } from '../tenancy/tenancy-types.js';
 import { generateVirtualKey, hashVirtualKey } from './virtual-key-format.js';
 
 export type KeyRequest = Omit<NewVirtualKey, 'keyHash' | 'last4'>;
 
-/** Creating and revoking keys, with the events and cache invalidation that go with them. */
+/** Creating, changing and revoking keys, with the checks, events and cache invalidation that go with them. */
 export interface KeyIssuer {
   /** Returns the key record and the full secret, which is never available again. */
   issue(request: KeyRequest, options?: { secret?: string }): Promise<{ key: VirtualKey; secret: string }>;
+  /** Applies a patch; a new team must belong to the key's org (400 otherwise). */
+  update(keyId: string, patch: KeyPatch): Promise<VirtualKey>;
+  /** Idempotent: revoking a revoked key returns it unchanged and announces nothing again. */
   revoke(keyId: string): Promise<VirtualKey>;
 }
 
 export function createKeyIssuer(options: { store: TenancyStore; hashKey: Buffer; changes: ChangeFeed; events: EventBus }): KeyIssuer {
+  const { store } = options;
+
+  /** A key takes its team's model list and budget, so the team must be one of the key's own org. */
+  async function requireTeamInOrg(teamId: string, orgId: string): Promise<void> {
+    const team = await store.getTeam(teamId);
+    if (!team || team.orgId !== orgId) throw new GatewayError('invalid_request', `Unknown team '${teamId}' in this organization.`, { param: 'team_id' });
+  }
+
   return {
     async issue(request, issueOptions = {}) {
-      const org = await options.store.getOrganization(request.orgId);
+      const org = await store.getOrganization(request.orgId);
       if (!org) throw new GatewayError('not_found', `Unknown organization '${request.orgId}'.`);
-      if (request.teamId) {
-        const team = await options.store.getTeam(request.teamId);
-        if (!team || team.orgId !== request.orgId) throw new GatewayError('invalid_request', `Unknown team '${request.teamId}' in this organization.`, { param: 'team_id' });
-      }
+      if (request.teamId) await requireTeamInOrg(request.teamId, request.orgId);
       // A caller-chosen secret exists for automation (GW_BOOTSTRAP_API_KEY); normally it is random.
       const secret = issueOptions.secret ?? generateVirtualKey();
-      const key = await options.store.createKey({ ...request, keyHash: hashVirtualKey(secret, options.hashKey), last4: secret.slice(-4) });
+      const key = await store.createKey({ ...request, keyHash: hashVirtualKey(secret, options.hashKey), last4: secret.slice(-4) });
       await options.changes.publish({ kind: 'key', id: key.id });
       options.events.publish({
         kind: 'key.created',
@@ -38,9 +46,20 @@ export function createKeyIssuer(options: { store: TenancyStore; hashKey: Buffer;
       });
       return { key, secret };
     },
-    async revoke(keyId) {
-      const key = await options.store.revokeKey(keyId);
+    async update(keyId, patch) {
+      const current = await store.getKey(keyId);
+      if (!current) throw new GatewayError('not_found', `Unknown key '${keyId}'.`);
+      if (patch.teamId) await requireTeamInOrg(patch.teamId, current.orgId);
+      const key = await store.updateKey(keyId, patch);
       if (!key) throw new GatewayError('not_found', `Unknown key '${keyId}'.`);
+      await options.changes.publish({ kind: 'key', id: key.id });
+      return key;
+    },
+    async revoke(keyId) {
+      const revoked = await store.revokeKey(keyId);
+      if (!revoked) throw new GatewayError('not_found', `Unknown key '${keyId}'.`);
+      const { key, revokedNow } = revoked;
+      if (!revokedNow) return key;
       // Every instance drops its cached copy now; requests already in flight complete.
       await options.changes.publish({ kind: 'key', id: key.id });
       options.events.publish({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { DeploymentsTable } from '../db/schema.js';
+import type { DeploymentsTable, ModelsTable } from '../db/schema.js';
 import { modelPriceSchema } from '../metering/model-price.js';
 import { FALLBACK_REASONS, ROUTING_STRATEGIES, type Deployment, type ModelRoute } from './catalog-types.js';
 
@@ -32,6 +32,7 @@ const timeoutsInput = z.strictObject({
   total_ms: z.number().int().min(1).max(3_600_000).optional(),
 });
 
+/** Deployment fields without defaults: the update schema is their partial, so a field left out of a PATCH stays as it is. */
 const deploymentFields = {
   provider: z.string().min(1).max(100),
   upstream_model: z.string().min(1).max(300),
@@ -49,6 +50,7 @@ const deploymentFields = {
 export const deploymentCreateInput = z.strictObject({ model: z.string().min(1).max(200), ...deploymentFields });
 export const deploymentUpdateInput = z.strictObject(deploymentFields).partial();
 
+/** No field has a default, so the partial update schema leaves out fields unchanged. */
 export const credentialCreateInput = z.strictObject({
   name: z.string().min(1).max(200),
   provider: z.string().min(1).max(100),
@@ -64,6 +66,16 @@ export function timeoutsToJson(timeouts: z.infer<typeof timeoutsInput> | undefin
     ...(timeouts?.first_byte_ms ? { firstByteMs: timeouts.first_byte_ms } : {}),
     ...(timeouts?.total_ms ? { totalMs: timeouts.total_ms } : {}),
   });
+}
+
+/** The model columns an update sets: only the fields it names (possibly none). */
+export function modelColumns(input: z.infer<typeof modelUpdateInput>): Partial<ModelsTable> {
+  const columns: Partial<ModelsTable> = {};
+  if (input.owned_by !== undefined) columns.owned_by = input.owned_by;
+  if (input.strategy !== undefined) columns.strategy = input.strategy;
+  if (input.fallbacks !== undefined) columns.fallbacks = JSON.stringify(input.fallbacks);
+  if (input.description !== undefined) columns.description = input.description;
+  return columns;
 }
 
 /** The row columns a create or update sets, from validated input. */

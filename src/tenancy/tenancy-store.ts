@@ -64,8 +64,11 @@ export interface TenancyStore {
   findKeyByHash(hash: string): Promise<VirtualKey | undefined>;
   listKeys(orgId?: string): Promise<VirtualKey[]>;
   updateKey(id: string, patch: KeyPatch): Promise<VirtualKey | undefined>;
-  /** Marks the key revoked; returns it, or undefined when unknown. Idempotent. */
-  revokeKey(id: string): Promise<VirtualKey | undefined>;
+  /**
+   * Marks the key revoked; returns it, or undefined when unknown. Idempotent: `revokedNow` is true
+   * only for the call that changed it from active, so revocation events happen once.
+   */
+  revokeKey(id: string): Promise<{ key: VirtualKey; revokedNow: boolean } | undefined>;
   /** Batched last-used times (written off the hot path). */
   touchKeys(lastUsed: ReadonlyMap<string, number>): Promise<void>;
 }
@@ -244,13 +247,14 @@ export function createSqlTenancyStore(db: Kysely<Database>, now: () => number = 
       return store.getKey(id);
     },
     async revokeKey(id) {
-      await db
+      const result = await db
         .updateTable('virtual_keys')
         .set({ status: 'revoked', revoked_at: now() })
         .where('id', '=', id)
         .where('status', '=', 'active')
-        .execute();
-      return store.getKey(id);
+        .executeTakeFirst();
+      const key = await store.getKey(id);
+      return key && { key, revokedNow: Number(result.numUpdatedRows) > 0 };
     },
     async touchKeys(lastUsed) {
       for (const [id, time] of lastUsed) {

@@ -30,6 +30,8 @@ export interface ChannelRouteDependencies {
   delivery: ChannelDelivery;
   /** The same guard deliveries use (config.webhookAllowedHosts applies to both). */
   urlGuard: Pick<SsrfGuard, 'checkUrl'>;
+  /** When given, an admin naming an unknown org gets 404 instead of an empty answer. */
+  orgExists?(orgId: string): Promise<boolean>;
   now?: () => number;
 }
 
@@ -74,8 +76,7 @@ export function registerChannelRoutes(app: FastifyInstance, dependencies: Channe
     };
   }
 
-  async function putRoute(orgId: string, body: unknown) {
-    const input = validateBody(routeBodySchema, body);
+  async function putRoute(orgId: string, input: z.infer<typeof routeBodySchema>) {
     const known = new Set((await channels.list(orgId)).map((channel) => channel.id));
     const unknown = input.channel_ids.find((id) => !known.has(id));
     if (unknown) throw new GatewayError('invalid_request', `Invalid value for 'channel_ids': no alert channel '${unknown}' in this organization.`, { param: 'channel_ids' });
@@ -83,7 +84,7 @@ export function registerChannelRoutes(app: FastifyInstance, dependencies: Channe
     return routesResponse(orgId);
   }
 
-  const adminOrg = createAdminOrgResolver(auth);
+  const adminOrg = createAdminOrgResolver(auth, dependencies.orgExists);
 
   // The test call has no body; clients that still send `Content-Type: application/json` with an empty
   // body must not get a 400, so this scope reads an empty JSON body as "no body".
@@ -165,21 +166,23 @@ export function registerChannelRoutes(app: FastifyInstance, dependencies: Channe
     scope.get('/gw/alert-routes', { schema: { tags: ['Alerts'], summary: 'Destinations per event kind and budget threshold', security: [{ bearerAuth: [] }] } }, async (request) =>
       routesResponse(await orgOf(request)),
     );
-    scope.put('/gw/alert-routes', { schema: { tags: ['Alerts'], summary: 'Choose the channels for an event kind or budget threshold', security: [{ bearerAuth: [] }] } }, async (request) =>
-      putRoute(await orgOf(request), request.body),
-    );
-
-    scope.get('/api/admin/alert-routes', { schema: { tags: ['Admin'], summary: 'Alert routes of an org' } }, async (request) => {
-      const { org_id } = parseQuery(orgIdQuery, request.query);
-      return routesResponse(await adminOrg(request, org_id));
+    scope.put('/gw/alert-routes', { schema: { tags: ['Alerts'], summary: 'Choose the channels for an event kind or budget threshold', security: [{ bearerAuth: [] }] } }, async (request) => {
+      const orgId = await orgOf(request);
+      return putRoute(orgId, validateBody(routeBodySchema, request.body));
     });
+
+    scope.get('/api/admin/alert-routes', { schema: { tags: ['Admin'], summary: 'Alert routes of an org' } }, async (request) =>
+      routesResponse(await adminOrg.fromQuery(request)),
+    );
     scope.put('/api/admin/alert-routes', { schema: { tags: ['Admin'], summary: 'Set an alert route of an org' } }, async (request) => {
-      const requested = typeof request.body === 'object' && request.body !== null ? (request.body as { org_id?: unknown }).org_id : undefined;
-      return putRoute(await adminOrg(request, typeof requested === 'string' ? requested : undefined), request.body);
+      const principal = await auth.requireAdmin(request);
+      const input = validateBody(routeBodySchema, request.body);
+      return putRoute(await adminOrg.forPrincipal(principal, input.org_id), input);
     });
     scope.get<IdParams>('/api/admin/channels/:id/deliveries', { schema: { tags: ['Admin'], summary: 'Delivery log of an alert channel' } }, async (request) => {
+      const principal = await auth.requireAdmin(request);
       const { org_id, limit } = parseQuery(orgIdQuery.extend(limitQuerySchema.shape), request.query);
-      const orgId = await adminOrg(request, org_id);
+      const orgId = await adminOrg.forPrincipal(principal, org_id);
       if (!(await channels.get(orgId, request.params.id))) throw notFound(request.params.id);
       return { object: 'list', data: (await deliveryLog.list(orgId, request.params.id, limit)).map(toDeliveryRecord) };
     });

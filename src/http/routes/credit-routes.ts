@@ -5,6 +5,7 @@ import { formatUsd, parseUsdNanos } from '../../metering/format-usd.js';
 import type { CreditBalance, OrgCredits } from '../../metering/org-credits.js';
 import type { SpendLedger } from '../../metering/spend-ledger.js';
 import type { ManagementAuth } from '../management-auth.js';
+import { pathParam } from '../path-param.js';
 import { validateBody } from '../validate-body.js';
 
 export interface CreditRoutesDependencies {
@@ -86,7 +87,7 @@ export function registerCreditRoutes(app: FastifyInstance, dependencies: CreditR
 
   app.post('/api/admin/orgs/:orgId/credits', { schema: { tags: ['Admin', 'Credits'], security: [{ bearerAuth: [] }] } }, async (request) => {
     const principal = await auth.requireAdmin(request);
-    const { orgId } = z.object({ orgId: z.string().min(1) }).parse(request.params);
+    const orgId = pathParam(request.params, 'orgId');
     if ((principal.scope === 'org' && principal.orgId !== orgId) || !(await dependencies.orgExists(orgId))) {
       throw new GatewayError('not_found', `Unknown organization '${orgId}'.`);
     }

@@ -13,6 +13,7 @@ import {
   deploymentCreateInput,
   deploymentUpdateInput,
   deploymentView,
+  modelColumns,
   modelCreateInput,
   modelRouteView,
   modelUpdateInput,
@@ -21,6 +22,8 @@ import {
 import type { ModelCatalog } from '../../routing/model-catalog.js';
 import type { Router } from '../../routing/create-router.js';
 import type { ManagementAuth } from '../management-auth.js';
+import { parseQuery } from '../parse-query.js';
+import { pathParam } from '../path-param.js';
 import { validateBody } from '../validate-body.js';
 
 export interface DeploymentRoutesDependencies {
@@ -36,8 +39,10 @@ export interface DeploymentRoutesDependencies {
   now?: () => number;
 }
 
-const idParams = z.object({ id: z.string().min(1) });
-const modelParams = z.object({ '*': z.string().min(1) });
+const deploymentsQuery = z.object({ model: z.string().optional() });
+const idOf = (request: FastifyRequest) => pathParam(request.params, 'id');
+/** Fastify has already decoded the wildcard once; decoding it again would break ids containing "%". */
+const modelIdOf = (request: FastifyRequest) => pathParam(request.params, '*', 'id');
 
 /**
  * Admin API of the routing catalog (docs/routing.md "Admin API"):
@@ -115,26 +120,21 @@ export function registerDeploymentRoutes(app: FastifyInstance, dependencies: Dep
 
   app.patch('/api/admin/models/*', { schema }, async (request) => {
     await requireMaster(request);
-    const id = decodeURIComponent(modelParams.parse(request.params)['*']);
-    const input = validateBody(modelUpdateInput, request.body);
-    const result = await db
-      .updateTable('models')
-      .set({
-        ...(input.owned_by !== undefined ? { owned_by: input.owned_by } : {}),
-        ...(input.strategy !== undefined ? { strategy: input.strategy } : {}),
-        ...(input.fallbacks !== undefined ? { fallbacks: JSON.stringify(input.fallbacks) } : {}),
-        ...(input.description !== undefined ? { description: input.description } : {}),
-      })
-      .where('id', '=', id)
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) throw notEditable('model', id, catalog.get(id) !== undefined);
+    const id = modelIdOf(request);
+    const columns = modelColumns(validateBody(modelUpdateInput, request.body));
+    // An UPDATE with no columns is not valid SQL: a PATCH naming no field only checks the model is editable.
+    const found =
+      Object.keys(columns).length > 0
+        ? Number((await db.updateTable('models').set(columns).where('id', '=', id).executeTakeFirst()).numUpdatedRows) > 0
+        : (await db.selectFrom('models').select('id').where('id', '=', id).executeTakeFirst()) !== undefined;
+    if (!found) throw notEditable('model', id, catalog.get(id) !== undefined);
     await changed();
     return modelRouteView(catalog.get(id)!, hasApiKey);
   });
 
   app.delete('/api/admin/models/*', { schema }, async (request) => {
     await requireMaster(request);
-    const id = decodeURIComponent(modelParams.parse(request.params)['*']);
+    const id = modelIdOf(request);
     const deleted = await db.transaction().execute(async (transaction) => {
       const result = await transaction.deleteFrom('models').where('id', '=', id).executeTakeFirst();
       if (Number(result.numDeletedRows) === 0) return false;
@@ -149,7 +149,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, dependencies: Dep
   // Deployments.
   app.get('/api/admin/deployments', { schema }, async (request) => {
     await requireMaster(request);
-    const { model } = z.object({ model: z.string().optional() }).parse(request.query);
+    const { model } = parseQuery(deploymentsQuery, request.query);
     const deployments = catalog
       .list()
       .filter((entry) => model === undefined || entry.id === model)
@@ -188,7 +188,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, dependencies: Dep
 
   app.patch('/api/admin/deployments/:id', { schema }, async (request) => {
     await requireMaster(request);
-    const { id } = idParams.parse(request.params);
+    const id = idOf(request);
     const input = validateBody(deploymentUpdateInput, request.body);
     await checkReferences(input.provider, input.credential_id);
     const columns = deploymentColumns(input);
@@ -201,7 +201,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, dependencies: Dep
 
   app.delete('/api/admin/deployments/:id', { schema }, async (request) => {
     await requireMaster(request);
-    const { id } = idParams.parse(request.params);
+    const id = idOf(request);
     const result = await db.deleteFrom('deployments').where('id', '=', id).executeTakeFirst();
     if (Number(result.numDeletedRows) === 0) throw notEditable('deployment', id, findDeployment(id) !== undefined);
     await changed();
@@ -241,7 +241,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, dependencies: Dep
 
   app.patch('/api/admin/credentials/:id', { schema }, async (request) => {
     await requireMaster(request);
-    const { id } = idParams.parse(request.params);
+    const id = idOf(request);
     const input = validateBody(credentialUpdateInput, request.body);
     const row = await db.selectFrom('provider_credentials').selectAll().where('id', '=', id).executeTakeFirst();
     if (!row) throw new GatewayError('not_found', `Unknown credential '${id}'.`);
@@ -259,7 +259,7 @@ export function registerDeploymentRoutes(app: FastifyInstance, dependencies: Dep
 
   app.delete('/api/admin/credentials/:id', { schema }, async (request) => {
     await requireMaster(request);
-    const { id } = idParams.parse(request.params);
+    const id = idOf(request);
     const user = await db.selectFrom('deployments').select('id').where('credential_id', '=', id).executeTakeFirst();
     if (user) throw new GatewayError('conflict', `The credential is used by deployment '${user.id}'; change or delete that first.`);
     const result = await db.deleteFrom('provider_credentials').where('id', '=', id).executeTakeFirst();

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { isUniqueViolation } from '../../db/is-unique-violation.js';
 import { GatewayError } from '../../errors/gateway-error.js';
+import { type ChatModelDirectory, checkVariantModels } from '../../experiments/check-variant-models.js';
 import type { ExperimentStatsRecorder } from '../../experiments/experiment-stats-recorder.js';
 import { type Experiment, experimentCreateSchema, experimentUpdateSchema, type Variant } from '../../experiments/experiment-types.js';
 import type { ExperimentStore } from '../../experiments/sql-experiment-store.js';
@@ -20,6 +21,9 @@ export interface ExperimentRouteDependencies {
   /** Template experiments are checked against the org's templates and their versions. */
   templates?: Pick<TemplateStore, 'getVersion'>;
   orgExists?(orgId: string): Promise<boolean>;
+  /** Variant models are checked against the catalog (known, chat-capable) and the org's enabled models. */
+  models?: ChatModelDirectory;
+  enabledModels?(orgId: string): Promise<readonly string[] | null>;
 }
 
 /** A/B experiments (issue 5): CRUD and per-variant outcome statistics under /api/admin/experiments. */
@@ -28,6 +32,7 @@ export function registerExperimentRoutes(app: FastifyInstance, dependencies: Exp
 
   const adminOrg = createAdminOrgResolver(auth, dependencies.orgExists);
   const queryOrg = (request: FastifyRequest) => parseQuery(orgIdQuery, request.query).org_id;
+  const updateBody = experimentUpdateSchema.extend({ org_id: z.string().min(1).optional() });
 
   async function found(orgId: string, id: string): Promise<Experiment> {
     const experiment = await store.get(orgId, id);
@@ -47,15 +52,22 @@ export function registerExperimentRoutes(app: FastifyInstance, dependencies: Exp
     }
   }
 
+  async function checkModels(orgId: string, variants: Variant[]): Promise<void> {
+    if (!dependencies.models || variants.every((variant) => variant.model === undefined)) return;
+    checkVariantModels(variants, dependencies.models, (await dependencies.enabledModels?.(orgId)) ?? null);
+  }
+
   app.get('/api/admin/experiments', { schema: { tags: ['Experiments'], security: [{ bearerAuth: [] }] } }, async (request) => {
-    const orgId = await adminOrg(request, queryOrg(request));
+    const orgId = await adminOrg.fromQuery(request);
     return { object: 'list', data: (await store.list(orgId)).map(toPublicExperiment) };
   });
 
   app.post('/api/admin/experiments', { schema: { tags: ['Experiments'], security: [{ bearerAuth: [] }] } }, async (request) => {
+    const principal = await auth.requireAdmin(request);
     const body = validateBody(experimentCreateSchema, request.body);
-    const orgId = await adminOrg(request, body.org_id);
+    const orgId = await adminOrg.forPrincipal(principal, body.org_id);
     if (body.target_kind === 'template') await checkTemplateVariants(orgId, body.target, body.variants);
+    await checkModels(orgId, body.variants);
     try {
       const experiment = await store.create({
         orgId,
@@ -72,15 +84,17 @@ export function registerExperimentRoutes(app: FastifyInstance, dependencies: Exp
   });
 
   app.get<{ Params: { id: string } }>('/api/admin/experiments/:id', async (request) => {
-    const orgId = await adminOrg(request, queryOrg(request));
+    const orgId = await adminOrg.fromQuery(request);
     return toPublicExperiment(await found(orgId, request.params.id));
   });
 
   app.patch<{ Params: { id: string } }>('/api/admin/experiments/:id', async (request) => {
-    const body = validateBody(experimentUpdateSchema.extend({ org_id: z.string().min(1).optional() }), request.body);
-    const orgId = await adminOrg(request, body.org_id ?? queryOrg(request));
+    const principal = await auth.requireAdmin(request);
+    const body = validateBody(updateBody, request.body);
+    const orgId = await adminOrg.forPrincipal(principal, body.org_id ?? queryOrg(request));
     const existing = await found(orgId, request.params.id);
     if (body.variants && existing.targetKind === 'template') await checkTemplateVariants(orgId, existing.target, body.variants);
+    if (body.variants) await checkModels(orgId, body.variants);
     if (body.variants && existing.targetKind === 'model' && body.variants.some((variant) => variant.template_version !== undefined)) {
       throw new GatewayError('invalid_request', 'template_version applies only to template experiments.', { param: 'variants' });
     }
@@ -93,13 +107,13 @@ export function registerExperimentRoutes(app: FastifyInstance, dependencies: Exp
   });
 
   app.delete<{ Params: { id: string } }>('/api/admin/experiments/:id', async (request) => {
-    const orgId = await adminOrg(request, queryOrg(request));
+    const orgId = await adminOrg.fromQuery(request);
     if (!(await store.delete(orgId, request.params.id))) await found(orgId, request.params.id);
     return { id: request.params.id, object: 'experiment', deleted: true };
   });
 
   app.get<{ Params: { id: string } }>('/api/admin/experiments/:id/stats', async (request) => {
-    const orgId = await adminOrg(request, queryOrg(request));
+    const orgId = await adminOrg.fromQuery(request);
     const experiment = await found(orgId, request.params.id);
     // Totals are flushed from memory in batches; flush so the answer includes calls just made here.
     await dependencies.stats.flush();

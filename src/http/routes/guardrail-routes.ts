@@ -9,6 +9,7 @@ import type { GuardrailLogEntry, GuardrailStore } from '../../guardrails/sql-gua
 import type { ManagementAuth } from '../management-auth.js';
 import { limitQuery, parseQuery } from '../parse-query.js';
 import { createAdminOrgResolver, orgIdQuery } from '../resolve-admin-org.js';
+import { isAbsentAt } from '../../lib/is-absent-at.js';
 import { validateBody } from '../validate-body.js';
 
 export interface GuardrailRouteDependencies {
@@ -23,6 +24,7 @@ export interface GuardrailRouteDependencies {
 
 const guardrailIdQuery = z.object({ guardrail_id: z.string().min(1) });
 const logsQuery = limitQuery(1000, 100);
+const updateBody = guardrailUpdateSchema.extend({ org_id: z.string().min(1).optional() });
 
 /**
  * Guardrails (SPEC "Additional authenticated endpoints", issue 5): the org's bearer key reads
@@ -48,7 +50,8 @@ export function registerGuardrailRoutes(app: FastifyInstance, dependencies: Guar
       if (error instanceof z.ZodError) {
         const issue = error.issues[0];
         const path = ['config', ...issue.path.map(String)].join('.');
-        throw new GatewayError('invalid_request', `Invalid value for '${path}': ${issue.message}.`, { param: path });
+        const message = isAbsentAt(config ?? {}, issue.path) ? `Missing required parameter: '${path}'.` : `Invalid value for '${path}': ${issue.message}.`;
+        throw new GatewayError('invalid_request', message, { param: path });
       }
       throw error;
     }
@@ -83,14 +86,14 @@ export function registerGuardrailRoutes(app: FastifyInstance, dependencies: Guar
   });
 
   app.get('/api/admin/guardrails', { schema: { tags: ['Guardrails'], security: [{ bearerAuth: [] }] } }, async (request) => {
-    const { org_id } = parseQuery(orgIdQuery, request.query);
-    const orgId = await adminOrg(request, org_id);
+    const orgId = await adminOrg.fromQuery(request);
     return { object: 'list', data: (await store.list(orgId)).map((guardrail) => toPublicGuardrail(guardrail, true)) };
   });
 
   app.post('/api/admin/guardrails', { schema: { tags: ['Guardrails'], security: [{ bearerAuth: [] }] } }, async (request) => {
+    const principal = await auth.requireAdmin(request);
     const body = validateBody(guardrailCreateSchema, request.body);
-    const orgId = await adminOrg(request, body.org_id);
+    const orgId = await adminOrg.forPrincipal(principal, body.org_id);
     const config = await checkConfig(body.kind, body.config);
     try {
       const guardrail = await store.create({
@@ -109,8 +112,9 @@ export function registerGuardrailRoutes(app: FastifyInstance, dependencies: Guar
   });
 
   app.patch<{ Params: { id: string } }>('/api/admin/guardrails/:id', async (request) => {
-    const body = validateBody(guardrailUpdateSchema.extend({ org_id: z.string().min(1).optional() }), request.body);
-    const orgId = await adminOrg(request, body.org_id ?? (request.query as { org_id?: string } | undefined)?.org_id);
+    const principal = await auth.requireAdmin(request);
+    const body = validateBody(updateBody, request.body);
+    const orgId = await adminOrg.forPrincipal(principal, body.org_id ?? parseQuery(orgIdQuery, request.query).org_id);
     const existing = await found(orgId, request.params.id);
     const config = body.config === undefined ? undefined : await checkConfig(existing.kind, body.config);
     try {
@@ -128,8 +132,7 @@ export function registerGuardrailRoutes(app: FastifyInstance, dependencies: Guar
   });
 
   app.delete<{ Params: { id: string } }>('/api/admin/guardrails/:id', async (request) => {
-    const { org_id } = parseQuery(orgIdQuery, request.query);
-    const orgId = await adminOrg(request, org_id);
+    const orgId = await adminOrg.fromQuery(request);
     if (!(await store.delete(orgId, request.params.id))) await found(orgId, request.params.id);
     return { id: request.params.id, object: 'guardrail', deleted: true };
   });

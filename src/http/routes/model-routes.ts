@@ -58,11 +58,12 @@ export function registerModelRoutes(app: FastifyInstance, dependencies: ModelRou
   });
 
   app.get('/v1/models/*', { schema }, async (request, reply) => {
-    // Wildcard, because some ids contain "/" (e.g. "meta-llama/Llama-3.1-8B").
+    // Wildcard, because some ids contain "/" (e.g. "meta-llama/Llama-3.1-8B"). Fastify has decoded
+    // it already: decoding again would misread an id containing "%" (and throw on "%" alone).
     const { '*': modelId } = z.object({ '*': z.string() }).parse(request.params);
     const { list, hit } = await listFor(bearerToken(request));
-    const model = list.data.find((entry) => entry.id === decodeURIComponent(modelId));
-    if (!model) throw new GatewayError('model_not_found', `The model '${decodeURIComponent(modelId)}' does not exist.`, { param: 'model' });
+    const model = list.data.find((entry) => entry.id === modelId);
+    if (!model) throw new GatewayError('model_not_found', `The model '${modelId}' does not exist.`, { param: 'model' });
     reply.header('x-gw-cache', hit ? 'hit' : 'miss');
     return model;
   });

@@ -1,11 +1,11 @@
-import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.js';
 import { modelPriceSchema, type ModelPrice } from '../../metering/model-price.js';
-import type { PricingCatalog } from '../../metering/pricing-catalog.js';
+import type { PriceListEntry, PricingCatalog } from '../../metering/pricing-catalog.js';
 import type { ModelCatalog } from '../../routing/model-catalog.js';
 import type { ManagementAuth } from '../management-auth.js';
 import { isModelVisible } from '../model-access.js';
+import { pathParam } from '../path-param.js';
 import { validateBody } from '../validate-body.js';
 
 export interface PricingRoutesDependencies {
@@ -21,8 +21,24 @@ function priceView(model: string, price: ModelPrice | undefined) {
   return { object: 'model_price', model, currency: 'USD', priced: price !== undefined, pricing: price ?? null };
 }
 
-const modelParams = z.object({ modelId: z.string().min(1).max(200) });
-const orgModelParams = modelParams.extend({ orgId: z.string().min(1) });
+/**
+ * A listed model's price as calls are charged (pricing-catalog.ts, `list`): `pricing` is the
+ * primary deployment's; when its deployments are charged differently, `deployment_pricing` holds
+ * each distinct price (primary first) and `priced` says whether all of them are priced.
+ */
+function listedPriceView(entry: PriceListEntry) {
+  const view = priceView(entry.model, entry.price);
+  if (!entry.deploymentPrices) return view;
+  return {
+    ...view,
+    priced: entry.deploymentPrices.every((price) => price !== undefined),
+    deployment_pricing: entry.deploymentPrices.map((price) => price ?? null),
+  };
+}
+
+// Over-long ids never get here: the router answers any path parameter over 200 characters 404.
+const modelIdOf = (request: FastifyRequest) => pathParam(request.params, 'modelId');
+const orgIdOf = (request: FastifyRequest) => pathParam(request.params, 'orgId');
 
 /**
  * GET /api/models/pricing (the caller org's effective prices), and the master's price overrides:
@@ -41,12 +57,13 @@ export function registerPricingRoutes(app: FastifyInstance, dependencies: Pricin
   app.get('/api/models/pricing', { schema: { tags: ['Pricing'], security: [{ bearerAuth: [] }] } }, async (request) => {
     const caller = await auth.requireKey(request);
     const ids = catalog ? catalog.list().map((model) => model.id).filter((id) => isModelVisible(caller, id)) : undefined;
-    return { object: 'list', data: pricing.list(caller.org.id, ids).map(({ model, price }) => priceView(model, price)) };
+    const deploymentsOf = catalog ? (modelId: string) => catalog.get(modelId)?.deployments : undefined;
+    return { object: 'list', data: pricing.list(caller.org.id, ids, deploymentsOf).map(listedPriceView) };
   });
 
   app.put('/api/admin/pricing/:modelId', { schema: adminSchema }, async (request) => {
     await requireMaster(request);
-    const { modelId } = modelParams.parse(request.params);
+    const modelId = modelIdOf(request);
     const price = validateBody(modelPriceSchema.strict(), request.body);
     await pricing.setOverride(modelId, '', price);
     return { ...priceView(modelId, pricing.priceFor(modelId, '')), scope: 'global' };
@@ -54,13 +71,14 @@ export function registerPricingRoutes(app: FastifyInstance, dependencies: Pricin
 
   app.delete('/api/admin/pricing/:modelId', { schema: adminSchema }, async (request) => {
     await requireMaster(request);
-    const { modelId } = modelParams.parse(request.params);
+    const modelId = modelIdOf(request);
     return { model: modelId, scope: 'global', deleted: await pricing.removeOverride(modelId, '') };
   });
 
   app.put('/api/admin/orgs/:orgId/pricing/:modelId', { schema: adminSchema }, async (request) => {
     await requireMaster(request);
-    const { orgId, modelId } = orgModelParams.parse(request.params);
+    const orgId = orgIdOf(request);
+    const modelId = modelIdOf(request);
     if (!(await dependencies.orgExists(orgId))) throw new GatewayError('not_found', `Unknown organization '${orgId}'.`);
     const price = validateBody(modelPriceSchema.strict(), request.body);
     await pricing.setOverride(modelId, orgId, price);
@@ -69,7 +87,8 @@ export function registerPricingRoutes(app: FastifyInstance, dependencies: Pricin
 
   app.delete('/api/admin/orgs/:orgId/pricing/:modelId', { schema: adminSchema }, async (request) => {
     await requireMaster(request);
-    const { orgId, modelId } = orgModelParams.parse(request.params);
+    const orgId = orgIdOf(request);
+    const modelId = modelIdOf(request);
     return { model: modelId, scope: 'org', org_id: orgId, deleted: await pricing.removeOverride(modelId, orgId) };
   });
 }

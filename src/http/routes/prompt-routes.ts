@@ -18,6 +18,8 @@ export interface PromptRouteDependencies {
 }
 
 const promptIdQuery = z.object({ prompt_id: z.string().min(1) });
+/** A new version's body may name the org (master callers); the rest is the version itself. */
+const versionBodyOrg = z.looseObject({ org_id: z.string().min(1).optional() });
 const diffQuery = z.object({
   prompt_id: z.string().min(1),
   v1: z.coerce.number().int().min(1),
@@ -64,15 +66,15 @@ export function registerPromptRoutes(app: FastifyInstance, dependencies: PromptR
   });
 
   app.get('/api/admin/prompts', { schema: { tags: ['Prompts'], security: [{ bearerAuth: [] }] } }, async (request) => {
-    const { org_id } = parseQuery(orgIdQuery, request.query);
-    const orgId = await adminOrg(request, org_id);
+    const orgId = await adminOrg.fromQuery(request);
     return { object: 'list', data: (await store.list(orgId)).map((template) => toPublicTemplate(template, null)) };
   });
 
   app.post('/api/admin/prompts', { schema: { tags: ['Prompts'], security: [{ bearerAuth: [] }] } }, async (request) => {
+    const principal = await auth.requireAdmin(request);
     const body = validateBody(templateCreateSchema, request.body);
     const first = validateBody(templateVersionSchema, { messages: body.messages, model: body.model, parameters: body.parameters });
-    const orgId = await adminOrg(request, body.org_id);
+    const orgId = await adminOrg.forPrincipal(principal, body.org_id);
     try {
       const { template, version } = await store.create({
         orgId,
@@ -88,10 +90,10 @@ export function registerPromptRoutes(app: FastifyInstance, dependencies: PromptR
   });
 
   app.post<{ Params: { id: string } }>('/api/admin/prompts/:id/versions', async (request) => {
-    const raw = (request.body ?? {}) as Record<string, unknown>;
-    const { org_id, ...rest } = typeof raw === 'object' && raw !== null ? raw : {};
-    const input = validateBody(templateVersionSchema, rest);
-    const orgId = await adminOrg(request, typeof org_id === 'string' ? org_id : (request.query as { org_id?: string } | undefined)?.org_id);
+    const principal = await auth.requireAdmin(request);
+    const { org_id, ...content } = validateBody(versionBodyOrg, request.body ?? {});
+    const input = validateBody(templateVersionSchema, content);
+    const orgId = await adminOrg.forPrincipal(principal, org_id ?? parseQuery(orgIdQuery, request.query).org_id);
     const template = await found(orgId, request.params.id);
     const version = await store.addVersion(orgId, template.id, { messages: input.messages, model: input.model ?? null, parameters: input.parameters ?? null });
     if (!version) throw new GatewayError('not_found', `No prompt template with id '${request.params.id}' in this organization.`, { param: 'prompt_id' });

@@ -1,9 +1,10 @@
-import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { KeyIssuer } from '../../keys/key-issuer.js';
+import type { KeySpend } from '../../keys/key-spend.js';
 import type { ChangeFeed } from '../../lib/change-feed.js';
 import type { TenancyStore } from '../../tenancy/tenancy-store.js';
+import type { VirtualKey } from '../../tenancy/tenancy-types.js';
 import {
   keyCreateInput,
   keyUpdateInput,
@@ -18,6 +19,9 @@ import {
   toBudget,
 } from '../admin-schemas.js';
 import type { AdminPrincipal, ManagementAuth } from '../management-auth.js';
+import { parseQuery } from '../parse-query.js';
+import { pathParam } from '../path-param.js';
+import { orgIdQuery } from '../resolve-admin-org.js';
 import { validateBody } from '../validate-body.js';
 
 export interface TenancyAdminDependencies {
@@ -25,9 +29,11 @@ export interface TenancyAdminDependencies {
   store: TenancyStore;
   issuer: KeyIssuer;
   changes: ChangeFeed;
+  /** Cumulative spend per key, shown as `spend_usd` on every key record. */
+  spend: KeySpend;
 }
 
-const idParams = z.object({ id: z.string().min(1) });
+const idOf = (request: FastifyRequest) => pathParam(request.params, 'id');
 
 function requireMaster(principal: AdminPrincipal): void {
   if (principal.scope !== 'master') throw new GatewayError('permission_denied', 'Only the master credential can do this.');
@@ -40,18 +46,33 @@ function requireOrgAccess(principal: AdminPrincipal, orgId: string): void {
   }
 }
 
+/** Whether the principal may see a record of this org. Records of other orgs answer as unknown ids. */
+function canSee(principal: AdminPrincipal, orgId: string): boolean {
+  return principal.scope === 'master' || principal.orgId === orgId;
+}
+
 /** /api/admin/orgs, teams and keys. The master sees everything; an org admin only its org. */
 export function registerTenancyAdminRoutes(app: FastifyInstance, dependencies: TenancyAdminDependencies): void {
-  const { auth, store, issuer, changes } = dependencies;
+  const { auth, store, issuer, changes, spend } = dependencies;
   const schema = { tags: ['Admin'], security: [{ bearerAuth: [] }] };
 
-  /** The key with this id, when the principal may see it; 404 otherwise. */
+  /**
+   * The key with this id, when the principal may see it. Another org's key is answered exactly like
+   * an unknown one, so an org admin learns neither that it exists nor which org holds it.
+   */
   async function keyInScope(principal: AdminPrincipal, id: string) {
     const key = await store.getKey(id);
-    if (!key) throw new GatewayError('not_found', `Unknown key '${id}'.`);
-    requireOrgAccess(principal, key.orgId);
+    if (!key || !canSee(principal, key.orgId)) throw new GatewayError('not_found', `Unknown key '${id}'.`);
     return key;
   }
+
+  async function teamInScope(principal: AdminPrincipal, id: string) {
+    const team = await store.getTeam(id);
+    if (!team || !canSee(principal, team.orgId)) throw new GatewayError('not_found', `Unknown team '${id}'.`);
+    return team;
+  }
+
+  const keyRecord = async (key: VirtualKey) => keyView(key, await spend.ofKey(key.id));
 
   app.get('/api/admin/orgs', { schema }, async (request) => {
     const principal = await auth.requireAdmin(request);
@@ -75,7 +96,7 @@ export function registerTenancyAdminRoutes(app: FastifyInstance, dependencies: T
 
   app.get('/api/admin/orgs/:id', { schema }, async (request) => {
     const principal = await auth.requireAdmin(request);
-    const { id } = idParams.parse(request.params);
+    const id = idOf(request);
     requireOrgAccess(principal, id);
     const org = await store.getOrganization(id);
     if (!org) throw new GatewayError('not_found', `Unknown organization '${id}'.`);
@@ -84,7 +105,7 @@ export function registerTenancyAdminRoutes(app: FastifyInstance, dependencies: T
 
   app.patch('/api/admin/orgs/:id', { schema }, async (request) => {
     const principal = await auth.requireAdmin(request);
-    const { id } = idParams.parse(request.params);
+    const id = idOf(request);
     requireOrgAccess(principal, id);
     const input = validateBody(orgUpdateInput, request.body);
     if (principal.scope === 'org' && (input.tier !== undefined || input.limits !== undefined || input.enabled_models !== undefined)) {
@@ -105,14 +126,14 @@ export function registerTenancyAdminRoutes(app: FastifyInstance, dependencies: T
 
   app.get('/api/admin/orgs/:id/teams', { schema }, async (request) => {
     const principal = await auth.requireAdmin(request);
-    const { id } = idParams.parse(request.params);
+    const id = idOf(request);
     requireOrgAccess(principal, id);
     return { object: 'list', data: (await store.listTeams(id)).map(teamView) };
   });
 
   app.post('/api/admin/orgs/:id/teams', { schema }, async (request) => {
     const principal = await auth.requireAdmin(request);
-    const { id } = idParams.parse(request.params);
+    const id = idOf(request);
     requireOrgAccess(principal, id);
     if (!(await store.getOrganization(id))) throw new GatewayError('not_found', `Unknown organization '${id}'.`);
     const input = validateBody(teamCreateInput, request.body);
@@ -122,10 +143,8 @@ export function registerTenancyAdminRoutes(app: FastifyInstance, dependencies: T
 
   app.patch('/api/admin/teams/:id', { schema }, async (request) => {
     const principal = await auth.requireAdmin(request);
-    const { id } = idParams.parse(request.params);
-    const existing = await store.getTeam(id);
-    if (!existing) throw new GatewayError('not_found', `Unknown team '${id}'.`);
-    requireOrgAccess(principal, existing.orgId);
+    const id = idOf(request);
+    await teamInScope(principal, id);
     const input = validateBody(teamUpdateInput, request.body);
     const team = await store.updateTeam(id, { name: input.name, allowedModels: input.allowed_models, budget: toBudget(input.budget) });
     await changes.publish({ kind: 'team', id });
@@ -134,9 +153,11 @@ export function registerTenancyAdminRoutes(app: FastifyInstance, dependencies: T
 
   app.get('/api/admin/keys', { schema }, async (request) => {
     const principal = await auth.requireAdmin(request);
-    const query = z.object({ org_id: z.string().optional() }).parse(request.query);
+    const query = parseQuery(orgIdQuery, request.query);
     const orgId = principal.scope === 'org' ? principal.orgId : query.org_id;
-    return { object: 'list', data: (await store.listKeys(orgId)).map(keyView) };
+    // One grouped spend query for the whole list, not one per key.
+    const [keys, spent] = await Promise.all([store.listKeys(orgId), spend.byKey(orgId)]);
+    return { object: 'list', data: keys.map((key) => keyView(key, spent.get(key.id) ?? 0)) };
   });
 
   app.post('/api/admin/keys', { schema }, async (request) => {
@@ -157,21 +178,21 @@ export function registerTenancyAdminRoutes(app: FastifyInstance, dependencies: T
       allowedModels: input.allowed_models,
     });
     // The only time the full key is ever returned.
-    return { ...keyView(key), key: secret };
+    return { ...keyView(key, 0), key: secret };
   });
 
   app.get('/api/admin/keys/:id', { schema }, async (request) => {
     const principal = await auth.requireAdmin(request);
-    const { id } = idParams.parse(request.params);
-    return keyView(await keyInScope(principal, id));
+    const id = idOf(request);
+    return keyRecord(await keyInScope(principal, id));
   });
 
   app.patch('/api/admin/keys/:id', { schema }, async (request) => {
     const principal = await auth.requireAdmin(request);
-    const { id } = idParams.parse(request.params);
+    const id = idOf(request);
     await keyInScope(principal, id);
     const input = validateBody(keyUpdateInput, request.body);
-    const key = await store.updateKey(id, {
+    const key = await issuer.update(id, {
       name: input.name,
       teamId: input.team_id,
       budget: toBudget(input.budget),
@@ -180,15 +201,14 @@ export function registerTenancyAdminRoutes(app: FastifyInstance, dependencies: T
       userLimits: input.user_limits,
       allowedModels: input.allowed_models,
     });
-    await changes.publish({ kind: 'key', id });
-    return keyView(key!);
+    return keyRecord(key);
   });
 
   const revoke = async (request: Parameters<ManagementAuth['requireAdmin']>[0]) => {
     const principal = await auth.requireAdmin(request);
-    const { id } = idParams.parse(request.params);
+    const id = idOf(request);
     await keyInScope(principal, id);
-    return keyView(await issuer.revoke(id));
+    return keyRecord(await issuer.revoke(id));
   };
   app.post('/api/admin/keys/:id/revoke', { schema }, revoke);
   app.delete('/api/admin/keys/:id', { schema }, revoke);

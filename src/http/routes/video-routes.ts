@@ -1,10 +1,10 @@
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { VideoJobBackend } from '../../videos/video-job-backend.js';
 import { videoRecordOf, type VideoStore } from '../../videos/video-store.js';
 import type { DeploymentTarget } from '../../providers/provider.js';
 import type { ManagementAuth } from '../management-auth.js';
+import { pathParam } from '../path-param.js';
 
 export interface VideoRoutesDependencies {
   auth: ManagementAuth;
@@ -12,8 +12,6 @@ export interface VideoRoutesDependencies {
   backends: ReadonlyMap<string, VideoJobBackend>;
   targetOf(deploymentId: string): DeploymentTarget | undefined;
 }
-
-const params = z.object({ id: z.string().min(1).max(200) });
 
 /**
  * Our extension, modelled on OpenAI's videos API: GET /v1/videos/{id} (status queued → in_progress →
@@ -23,7 +21,7 @@ export function registerVideoRoutes(app: FastifyInstance, dependencies: VideoRou
   const schema = { tags: ['Video'], security: [{ bearerAuth: [] }] };
   const load = async (request: Parameters<ManagementAuth['requireKey']>[0]) => {
     const auth = await dependencies.auth.requireKey(request);
-    const { id } = params.parse(request.params);
+    const id = pathParam(request.params, 'id');
     const job = await dependencies.store.get(id);
     // Another org's video is reported as missing, not forbidden: ids reveal nothing.
     if (!job || job.org_id !== auth.org.id) throw new GatewayError('not_found', `No video with id '${id}'.`);
