@@ -115,6 +115,12 @@ export function createAllowanceSpendGate(shared: SpendGate, options: AllowanceSp
       (error: unknown) => report(error),
     );
   };
+  const retireIfCurrent = (claim: Claim) => {
+    const key = accountsKey(claim.accounts);
+    if (current.get(key) !== claim) return;
+    current.delete(key);
+    void retire(claim);
+  };
   /** The call no longer runs on its claim. */
   const finish = (entry: Carved) => {
     const { claim } = entry;
@@ -205,6 +211,9 @@ export function createAllowanceSpendGate(shared: SpendGate, options: AllowanceSp
       // Kept until the draw lands: a replay after a failure must find it (the draw is counted once).
       const settled = await drawOf(entry.claim.holdId, reservationId, accounts, entry.amountNanos, actualNanos, settleOptions);
       if (carved.delete(reservationId)) finish(entry);
+      // A cost above its hold was spent beyond what the claim accounted for: the accounts may now be
+      // used up, so no more calls are carved from it unchecked; the next one asks the shared gate.
+      if (actualNanos > entry.amountNanos) retireIfCurrent(entry.claim);
       return settled;
     },
 

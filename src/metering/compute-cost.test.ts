@@ -8,7 +8,16 @@ test('formatUsd renders nine exact decimals', () => {
   assert.equal(formatUsd(123450), '0.000123450');
   assert.equal(formatUsd(12_345_678_901), '12.345678901');
   assert.equal(formatUsd(-5), '-0.000000005');
-  assert.throws(() => formatUsd(0.5));
+  assert.equal(formatUsd(0.5), '0.000000001', 'a fraction of a nano-dollar is rounded half up');
+});
+
+test('formatUsd never throws on a stored amount: totals past 2^53 nanos are formatted exactly as held', () => {
+  assert.equal(formatUsd(3e18), '3000000000.000000000');
+  assert.equal(formatUsd(2 ** 53 + 2), '9007199.254740994');
+  assert.equal(formatUsd(-(2 ** 60)), '-1152921504.606846976');
+  assert.equal(formatUsd(123_456_789_012_345_678_901n), '123456789012.345678901');
+  assert.equal(formatUsd(-1n), '-0.000000001');
+  assert.equal(formatUsd(Number.NaN), 'NaN');
 });
 
 test('parseUsdNanos is exact and refuses sub-nano amounts', () => {

@@ -19,6 +19,8 @@ export interface Cost {
   /** True when the upstream reported the cost itself and it was used as is. */
   reported: boolean;
   breakdown: CostLine[];
+  /** True when the cost could not be computed and the call's hold was charged instead (meter-stage.ts). */
+  fromHold?: boolean;
 }
 
 /*

@@ -147,7 +147,12 @@ export async function createMetering(options: MeteringOptions): Promise<Metering
     onError: report,
     deferGateWrite: (write) => settlementRetry.defer(write),
   });
-  const rateLimitStage = createRateLimitStage({ store: counters, tokens, onError: (error) => report(error, 'rate-limit store failed; call let through') });
+  const rateLimitStage = createRateLimitStage({
+    store: counters,
+    tokens,
+    onError: (error) => report(error, 'rate-limit store failed; call let through'),
+    maxOutputTokensOf: (model, orgId) => pricing.priceFor(model, orgId)?.maxOutputTokens,
+  });
 
   return {
     pricing,

@@ -8,14 +8,31 @@
 const NANOS_PER_USD = 1_000_000_000;
 const USD_PATTERN = /^(\d+)(?:\.(\d{1,12}))?$/;
 
-/** `123450` → `"0.000123450"`: the exact amount, always 9 decimals (x-gw-request-cost, history, balances). */
-export function formatUsd(nanos: number): string {
-  if (!Number.isSafeInteger(nanos)) throw new RangeError(`not an integer nano-USD amount: ${nanos}`);
+/**
+ * `123450` → `"0.000123450"`: the exact amount, always 9 decimals (x-gw-request-cost, history,
+ * balances). Never throws: it also formats what is already stored, and a total past the exact
+ * range of a number (a bad row, a sum of years) must still be readable. Integers of any size are
+ * formatted exactly as the value holds them (BigInt); a fraction of a nano-dollar is rounded half
+ * up; a value that is no number at all is shown as it is ("NaN").
+ */
+export function formatUsd(nanos: number | bigint): string {
+  if (typeof nanos === 'bigint') return formatBigNanos(nanos);
+  if (!Number.isSafeInteger(nanos)) {
+    if (!Number.isFinite(nanos)) return String(nanos);
+    return formatBigNanos(BigInt(Math.round(nanos)));
+  }
   const negative = nanos < 0;
   const magnitude = negative ? -nanos : nanos;
   const whole = Math.floor(magnitude / NANOS_PER_USD);
   const fraction = String(magnitude - whole * NANOS_PER_USD).padStart(9, '0');
   return `${negative ? '-' : ''}${whole}.${fraction}`;
+}
+
+function formatBigNanos(nanos: bigint): string {
+  const negative = nanos < 0n;
+  const magnitude = negative ? -nanos : nanos;
+  const fraction = String(magnitude % 1_000_000_000n).padStart(9, '0');
+  return `${negative ? '-' : ''}${magnitude / 1_000_000_000n}.${fraction}`;
 }
 
 /** `"10.00"` → 10_000_000_000. Refuses amounts finer than a nano-dollar instead of rounding them. */

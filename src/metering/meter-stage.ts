@@ -9,11 +9,13 @@ import { createThresholdNotifier } from './budget-thresholds.js';
 import { computeCost, type Cost } from './compute-cost.js';
 import { countPromptTokens, DEFAULT_ESTIMATE_LIMITS, estimateMaxUsage, type EstimateLimits } from './estimate-usage.js';
 import { formatUsd } from './format-usd.js';
+import { MAX_EXACT_NANOS } from './money-limits.js';
+import { MAX_UPSTREAM_UNITS_PER_CALL } from '../providers/http/upstream-usage.js';
 import { meterStream } from './metered-stream.js';
 import type { PricingCatalog } from './pricing-catalog.js';
 import { spendAccountsFor } from './spend-accounts.js';
 import type { SpendGate, SpendAccount } from './spend-gate.js';
-import type { SpendLedger } from './spend-ledger.js';
+import type { SpendEntry, SpendLedger } from './spend-ledger.js';
 import { createPeriodClock } from './spend-periods.js';
 import type { SpendSeeder } from './spend-seeder.js';
 import type { DeferredGateWrite } from './settlement-retry.js';
@@ -69,6 +71,8 @@ export function createMeterStage(options: MeterStageOptions): Stage {
   const windowOf = createPeriodClock(now);
   const thresholds = createThresholdNotifier({ gate, events: options.events, now });
   const report = options.onError ?? (() => {});
+  /** Each running call's hold (by its record, shared by every copy of the call): what a cost is compared with, and charged when it cannot be computed. */
+  const heldNanos = new WeakMap<GatewayCall['record'], number>();
 
   /** The estimate priced at the dearest deployment that may serve the call; unpriced if any of them is. */
   function reservationCost(call: GatewayCall): Cost {
@@ -91,10 +95,22 @@ export function createMeterStage(options: MeterStageOptions): Stage {
     return cost ?? computeCost(usage, base);
   }
 
+  /**
+   * The cost of the usage at the serving deployment's price. Never throws: the call has run and
+   * gw has paid for it, so a cost that cannot be computed, or lies past the exact range, is logged
+   * and the call is charged its hold instead (docs/money.md, "Settlement").
+   */
   function settlementCost(call: GatewayCall, usage: Usage): Cost {
-    const deploymentId = call.record.deploymentId;
-    const deployment = deploymentId ? options.findDeployment?.(deploymentId) : undefined;
-    return computeCost(usage, pricing.priceFor(deployment?.modelId ?? call.model, call.auth.org.id, deployment));
+    try {
+      const deploymentId = call.record.deploymentId;
+      const deployment = deploymentId ? options.findDeployment?.(deploymentId) : undefined;
+      const cost = computeCost(usage, pricing.priceFor(deployment?.modelId ?? call.model, call.auth.org.id, deployment));
+      if (!Number.isSafeInteger(cost.costNanos) || cost.costNanos < 0) throw new RangeError(`cost outside the exact range: ${cost.costNanos} nano-USD`);
+      return cost;
+    } catch (error) {
+      report(error, 'cost computation failed; the call is charged its hold');
+      return { costNanos: heldNanos.get(call.record) ?? 0, unpriced: false, reported: false, breakdown: [], fromHold: true };
+    }
   }
 
   /** Usage for an upstream that reported none: prompt + produced text counted here, or the request's own units. */
@@ -107,10 +123,12 @@ export function createMeterStage(options: MeterStageOptions): Stage {
 
   /**
    * Charges the call: the ledger row is queued and the counter write is sent, but the answer does
-   * not wait for the counter's reply (with Redis that is a round trip on every call). Nothing can
-   * overspend meanwhile: until the write lands, the hold (the estimate, never below the actual
-   * cost) still counts against the account, and this instance's later commands on the same
-   * connection are applied after it. A failed write is replayed (deferGateWrite).
+   * not wait for the counter's reply (with Redis that is a round trip on every call). Meanwhile
+   * the hold (the estimate) still counts against the account, and this instance's later commands
+   * on the same connection are applied after it. A failed write is replayed (deferGateWrite).
+   * A cost above the hold is charged in full (gw has paid the provider for it) and marked on the
+   * ledger entry (`overHoldNanos`); it can take a balance below zero, which then refuses every
+   * later call until it is topped up (docs/money.md, "When a balance goes below zero").
    */
   function settle(call: GatewayCall, accounts: SpendAccount[], usage: Usage, estimated: boolean, known?: Cost): Cost {
     const hit = call.record.cache === 'hit';
@@ -118,8 +136,10 @@ export function createMeterStage(options: MeterStageOptions): Stage {
     call.record.usage = usage;
     call.record.costNanos = cost.costNanos;
     if (cost.unpriced) call.record.unpriced = true;
-    const units: Usage & { estimated?: boolean; cache?: 'hit' } = estimated ? { ...usage, estimated } : usage;
+    let units: SpendEntry['units'] = estimated || cost.fromHold ? { ...usage, estimated: true } : usage;
     if (hit) units.cache = 'hit';
+    const held = heldNanos.get(call.record);
+    if (held !== undefined && cost.costNanos > held) units = { ...units, overHoldNanos: cost.costNanos - held };
     ledger.record({
       requestId: call.requestId,
       orgId: call.auth.org.id,
@@ -182,6 +202,10 @@ export function createMeterStage(options: MeterStageOptions): Stage {
     }
     if (result.ok) return;
     const account = accounts[result.index];
+    // The account may now refuse every call while its spend stays short of 100%: say so once.
+    thresholds
+      .blocked(account, { requiredNanos: amountNanos, availableNanos: result.availableNanos }, { keyAlias: call.auth.key.alias, requestId: call.requestId, model: call.model })
+      .catch((error) => report(error, 'budget threshold check failed'));
     throw new GatewayError(
       'insufficient_credits',
       `This call may cost up to ${formatUsd(amountNanos)} USD, more than ${ACCOUNT_NAMES[account.kind]} has left (${formatUsd(result.availableNanos)} USD). Nothing was charged.`,
@@ -199,6 +223,8 @@ export function createMeterStage(options: MeterStageOptions): Stage {
    * stores) the hold is simply awaited. Then the call runs and is settled.
    */
   async function runHeld(call: GatewayCall, accounts: SpendAccount[], amountNanos: number, next: Next): Promise<Outcome> {
+    if (!Number.isSafeInteger(amountNanos)) await refuseUnmeterable(call, amountNanos);
+    heldNanos.set(call.record, amountNanos);
     let held = call;
     /** The hold while it rides on the call's admission; undefined once it is known to be taken. */
     let taking: Promise<void> | undefined;
@@ -243,12 +269,24 @@ export function createMeterStage(options: MeterStageOptions): Stage {
           return finishPlain(call, accounts, outcome);
         }
         streaming = true;
+        const hit = call.record.cache === 'hit';
+        /** The usage counted here for a stream that reported none, priced once for the trailer and the settlement. */
+        let counted: { text: string; usage: Usage; cost: Cost } | undefined;
         const events = meterStream(outcome.events, {
           drainTimeoutMs,
           abortUpstream: () => upstream.abort(new Error('stream drain timed out')),
+          knownCostUsd: hit ? formatUsd(FREE.costNanos) : undefined,
           onUsage(usage) {
-            priced = call.record.cache === 'hit' ? FREE : settlementCost(call, usage);
+            priced = hit ? FREE : settlementCost(call, usage);
             const costUsd = formatUsd(priced.costNanos);
+            call.record.headers['x-gw-request-cost'] = costUsd;
+            return costUsd;
+          },
+          costWithoutUsage(text) {
+            if (text.length === 0) return undefined;
+            const usage = fallbackUsage(call, text);
+            counted = { text, usage, cost: settlementCost(call, usage) };
+            const costUsd = formatUsd(counted.cost.costNanos);
             call.record.headers['x-gw-request-cost'] = costUsd;
             return costUsd;
           },
@@ -256,7 +294,10 @@ export function createMeterStage(options: MeterStageOptions): Stage {
             call.signal.removeEventListener('abort', onClientAbort);
             if (end.usage) {
               settle(call, accounts, end.usage, false, priced);
-            } else if (end.text.length > 0 || call.record.cache === 'hit') {
+            } else if (counted !== undefined && counted.text === end.text) {
+              settle(call, accounts, counted.usage, true, counted.cost);
+            } else if (end.text.length > 0 || hit) {
+              // Text without usage: the upstream reported none, or failed midway after producing it.
               settle(call, accounts, fallbackUsage(call, end.text), true);
             } else {
               release(call);
@@ -273,16 +314,44 @@ export function createMeterStage(options: MeterStageOptions): Stage {
     );
   }
 
+  /**
+   * Settles an answered call. The call has run: whatever fails here is logged and the answer still
+   * goes out, and the hold is released rather than left to its deadline (a cost that cannot be
+   * computed is already charged at the hold by settlementCost).
+   */
   async function finishPlain(call: GatewayCall, accounts: SpendAccount[], outcome: Exclude<Outcome, { kind: 'stream' }>): Promise<Outcome> {
-    let usage = outcome.usage;
-    let estimated = false;
-    if (!usage) {
-      usage = call.record.usage ?? fallbackUsage(call, completionText(outcome));
-      estimated = call.record.usage === undefined;
+    try {
+      let usage = outcome.usage;
+      let estimated = false;
+      if (!usage) {
+        usage = call.record.usage ?? fallbackUsage(call, completionText(outcome));
+        estimated = call.record.usage === undefined;
+      }
+      const cost = settle(call, accounts, usage, estimated);
+      call.record.headers['x-gw-request-cost'] = formatUsd(cost.costNanos);
+    } catch (error) {
+      report(error, 'settlement failed; the hold was released');
+      release(call);
     }
-    const cost = settle(call, accounts, usage, estimated);
-    call.record.headers['x-gw-request-cost'] = formatUsd(cost.costNanos);
     return outcome;
+  }
+
+  /**
+   * A call whose most possible cost is past the range money is counted in exactly (about 9 million
+   * USD) cannot be held: 400 naming the output cap when it asks for more tokens than any call is
+   * billed for (MAX_UPSTREAM_UNITS_PER_CALL), else 402. After admission, as every refusal here.
+   */
+  async function refuseUnmeterable(call: GatewayCall, amountNanos: number): Promise<never> {
+    await admitted(call);
+    const body = call.request as Record<string, unknown>;
+    const param = ['max_completion_tokens', 'max_tokens'].find((field) => typeof body[field] === 'number' && (body[field] as number) > MAX_UPSTREAM_UNITS_PER_CALL);
+    const most = `${formatUsd(amountNanos)} USD, beyond the ${formatUsd(MAX_EXACT_NANOS)} USD gw can meter for one call`;
+    if (param) {
+      throw new GatewayError('invalid_request', `Invalid '${param}': with it this call could cost up to ${most}. Lower '${param}'.`, { param });
+    }
+    throw new GatewayError('insufficient_credits', `This call may cost up to ${most}; no balance or budget can cover it. Nothing was charged.`, {
+      details: { required_usd: formatUsd(amountNanos) },
+    });
   }
 
   return {

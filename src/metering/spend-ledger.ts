@@ -16,8 +16,11 @@ export interface SpendEntry {
   user: string | null;
   model: string;
   operation: string;
-  /** What was billed: the usage classes, plus `estimated: true` when the upstream reported none. */
-  units: Usage & { estimated?: boolean; cache?: 'hit' };
+  /**
+   * What was billed: the usage classes, plus `estimated: true` when the upstream reported none (or
+   * the cost was charged at the hold), and `overHoldNanos` when the cost exceeded the call's hold.
+   */
+  units: Usage & { estimated?: boolean; cache?: 'hit'; overHoldNanos?: number };
   costNanos: number;
   unpriced: boolean;
   createdAt: number;

@@ -37,6 +37,15 @@ export function usageTotals(usage: Usage): { promptTokens: number; completionTok
   return { promptTokens, completionTokens };
 }
 
+/**
+ * A total less the parts reported inside it, never below 0 when the parts exceed it; a negative
+ * total is kept as it is, so that the caller sees a broken usage and rejects it
+ * (providers/http/upstream-usage.ts) instead of billing it as 0.
+ */
+function remainder(total: number, parts: number): number {
+  return total < 0 ? total : Math.max(0, total - parts);
+}
+
 /** Splits an OpenAI usage body into disjoint classes. */
 export function usageFromOpenAI(body: UsageBody | null | undefined): Usage | undefined {
   if (!body) return undefined;
@@ -46,8 +55,8 @@ export function usageFromOpenAI(body: UsageBody | null | undefined): Usage | und
   const reasoning = body.completion_tokens_details?.reasoning_tokens ?? 0;
   const audioOut = body.completion_tokens_details?.audio_tokens ?? 0;
   const usage: Usage = {
-    inputTokens: Math.max(0, (body.prompt_tokens ?? 0) - cached - cacheWrite - audioIn),
-    outputTokens: Math.max(0, (body.completion_tokens ?? 0) - reasoning - audioOut),
+    inputTokens: remainder(body.prompt_tokens ?? 0, cached + cacheWrite + audioIn),
+    outputTokens: remainder(body.completion_tokens ?? 0, reasoning + audioOut),
   };
   if (cached) usage.cachedInputTokens = cached;
   if (cacheWrite) usage.cacheWriteInputTokens = cacheWrite;

@@ -5,7 +5,7 @@ import { createCohereAdapter } from './cohere/cohere-adapter.js';
 import { createCompatibleAdapter } from './compatible/compatible-adapter.js';
 import { GENERIC_COMPATIBLE_PRESET } from './compatible/compatible-preset.js';
 import { createGeminiAdapter } from './gemini/gemini-adapter.js';
-import { createHttpProvider } from './http/create-http-provider.js';
+import { createHttpProvider, type HttpProviderOptions } from './http/create-http-provider.js';
 import type { ProviderAdapter } from './http/provider-adapter.js';
 import type { UpstreamClient } from './http/upstream-client.js';
 import { createMistralOcrAdapter } from './mistral/mistral-ocr-adapter.js';
@@ -22,7 +22,7 @@ function mergeAdapters(primary: ProviderAdapter, extra: ProviderAdapter): Provid
  * Every provider gw can route to, by the id deployments name in `provider`. Adding a provider is a
  * folder under providers/ plus one line here.
  */
-export function createProviderRegistry(upstream: UpstreamClient, builtins: readonly Provider[]): Map<string, Provider> {
+export function createProviderRegistry(upstream: UpstreamClient, builtins: readonly Provider[], options: HttpProviderOptions = {}): Map<string, Provider> {
   const adapters: ProviderAdapter[] = [
     createCompatibleAdapter(GENERIC_COMPATIBLE_PRESET),
     ...OPENAI_COMPATIBLE_PRESETS.map((preset) => {
@@ -39,7 +39,7 @@ export function createProviderRegistry(upstream: UpstreamClient, builtins: reado
     createMistralOcrAdapter(),
   ];
   const registry = new Map<string, Provider>();
-  for (const adapter of adapters) registry.set(adapter.id, createHttpProvider(adapter, upstream));
+  for (const adapter of adapters) registry.set(adapter.id, createHttpProvider(adapter, upstream, {}, options));
   for (const provider of builtins) registry.set(provider.id, provider);
   return registry;
 }
