@@ -24,9 +24,10 @@ export interface SseWriteResult {
 /**
  * Writes a chat stream as server-sent events: each event as `data: <json>`, then `data: [DONE]`.
  * Upstream JSON text is written as it came (no re-encoding). The exact cost goes into the final
- * usage chunk (`gw_cost_usd`) and into the `x-gw-request-cost` HTTP trailer. An error after the
- * headers ends the stream with a `data: {"error":…}` event and no [DONE], so clients can tell a
- * broken stream from a finished one. This file alone owns the SSE framing.
+ * usage chunk (`gw_cost_usd`) and into the `x-gw-request-cost` HTTP trailer; an event with a cost
+ * and neither `raw` nor `chunk` only sets the trailer (a stream with no usage chunk to carry it).
+ * An error after the headers ends the stream with a `data: {"error":…}` event and no [DONE], so
+ * clients can tell a broken stream from a finished one. This file alone owns the SSE framing.
  */
 export async function writeSseStream(
   response: ServerResponse,
@@ -68,6 +69,8 @@ export async function writeSseStream(
 }
 
 function serialise(event: StreamEvent, includeUsage: boolean): string | undefined {
+  // A cost-only event (metering/metered-stream.ts) has nothing to send: its cost goes in the trailer.
+  if (event.raw === undefined && event.chunk === undefined) return undefined;
   if (event.usageOnly && !includeUsage) return undefined;
   if (event.usage && !includeUsage) {
     // The client did not ask for usage: forward the content of this chunk without it.

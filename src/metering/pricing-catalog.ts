@@ -14,13 +14,26 @@ import { modelPriceSchema, type ModelPrice } from './model-price.js';
  */
 export interface PricingCatalog {
   priceFor(modelId: string, orgId: string, deployment?: Pick<Deployment, 'pricing'> | null): ModelPrice | undefined;
-  /** Effective prices of the given models (default: every model with a price anywhere) for an org. */
-  list(orgId: string, modelIds?: Iterable<string>): Array<{ model: string; price: ModelPrice | undefined }>;
+  /**
+   * Effective prices of the given models (default: every model with a price anywhere) for an org,
+   * as calls are charged: at the price of the deployment that serves them. `price` is the primary
+   * deployment's (enabled, lowest priority number, first listed), or the model's own price without
+   * deployments; `deploymentPrices` lists the distinct prices of the enabled deployments, primary
+   * first, when they differ (a call is charged the one of the deployment that served it).
+   */
+  list(orgId: string, modelIds?: Iterable<string>, deploymentsOf?: (modelId: string) => readonly Deployment[] | undefined): PriceListEntry[];
   /** Stores an override; orgId '' is the global one. The price replaces any earlier override of that scope. */
   setOverride(modelId: string, orgId: string, price: ModelPrice): Promise<void>;
   removeOverride(modelId: string, orgId: string): Promise<boolean>;
   reload(): Promise<void>;
   close(): void;
+}
+
+export interface PriceListEntry {
+  model: string;
+  price: ModelPrice | undefined;
+  /** Set only when the model's enabled deployments are charged differently: each distinct price, primary first. */
+  deploymentPrices?: Array<ModelPrice | undefined>;
 }
 
 export interface PricingCatalogOptions {
@@ -30,6 +43,14 @@ export interface PricingCatalogOptions {
   changes?: ChangeFeed;
   now?: () => number;
   onError?: (error: unknown) => void;
+}
+
+/** The same text for equal prices whatever the order their fields were set in. */
+function canonicalJson(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, field]) => field !== undefined);
+  entries.sort(([left], [right]) => (left < right ? -1 : left > right ? 1 : 0));
+  return `{${entries.map(([name, field]) => `${JSON.stringify(name)}:${canonicalJson(field)}`).join(',')}}`;
 }
 
 function merge(base: ModelPrice | undefined, over: ModelPrice | null | undefined): ModelPrice | undefined {
@@ -70,6 +91,22 @@ export async function createPricingCatalog(options: PricingCatalogOptions): Prom
     return merge(price, overrides.get(orgId)?.get(modelId));
   }
 
+  function listEntry(model: string, orgId: string, deployments: readonly Deployment[] | undefined): PriceListEntry {
+    // Priority order: the deployment a call tries first under the default strategy.
+    const serving = (deployments ?? []).filter((deployment) => deployment.enabled).sort((left, right) => left.priority - right.priority);
+    if (serving.length === 0) return { model, price: priceFor(model, orgId) };
+    const prices = serving.map((deployment) => priceFor(model, orgId, deployment));
+    const distinct: Array<ModelPrice | undefined> = [];
+    const seen = new Set<string>();
+    for (const price of prices) {
+      const key = price === undefined ? '' : canonicalJson(price);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      distinct.push(price);
+    }
+    return distinct.length > 1 ? { model, price: prices[0], deploymentPrices: distinct } : { model, price: prices[0] };
+  }
+
   /** Reloads here before answering (the admin sees its change at once), then tells the other instances. */
   async function announce(): Promise<void> {
     await reload();
@@ -84,7 +121,7 @@ export async function createPricingCatalog(options: PricingCatalogOptions): Prom
 
   return {
     priceFor,
-    list(orgId, modelIds) {
+    list(orgId, modelIds, deploymentsOf) {
       let ids: Iterable<string> | undefined = modelIds;
       if (!ids) {
         const all = new Set<string>([...Object.keys(options.defaults), ...Object.keys(fileOverrides)]);
@@ -92,7 +129,7 @@ export async function createPricingCatalog(options: PricingCatalogOptions): Prom
         for (const model of overrides.get(orgId)?.keys() ?? []) all.add(model);
         ids = [...all].sort();
       }
-      return [...ids].map((model) => ({ model, price: priceFor(model, orgId) }));
+      return [...ids].map((model) => listEntry(model, orgId, deploymentsOf?.(model)));
     },
     async setOverride(modelId, orgId, price) {
       const prices = JSON.stringify(modelPriceSchema.parse(price));

@@ -67,7 +67,8 @@ export interface UploadedFile {
 /**
  * One event of a chat stream. `raw` is the upstream's JSON text when it needs no change (written
  * as-is, no re-encoding); `chunk` is the parsed form when a stage or translator built or read it.
- * At least one of them is set. `usage` is set on the event that carries the call's usage.
+ * At least one of them is set, except on the cost-only event metering may end a stream with
+ * (metering/metered-stream.ts). `usage` is set on the event that carries the call's usage.
  */
 export interface StreamEvent {
   raw?: string;

@@ -13,11 +13,14 @@ import type {
 } from '../http/provider-adapter.js';
 import type { CompatiblePreset } from './compatible-preset.js';
 import { parseOpenAIError } from '../http/upstream-error.js';
+import { hasObjectValue } from '../../lib/json-text-scan.js';
+import { bodyWithPublicModel, createChunkModelRewriter } from './public-model.js';
 
 /**
  * OpenAI-compatible upstreams (OpenAI, Groq, Together, vLLM, Ollama, …). The body is forwarded as the
  * client sent it (unknown-but-valid fields included) with the upstream model name, and answers are
- * passed through byte for byte: only the usage is read, for metering.
+ * passed through byte for byte (upstream `id` and `created` included), except `model`, which names
+ * the public id: only the usage is read, for metering.
  */
 export function createCompatibleAdapter(preset: CompatiblePreset): ProviderAdapter {
   const headersFor = (target: DeploymentTarget): Record<string, string> => {
@@ -37,7 +40,7 @@ export function createCompatibleAdapter(preset: CompatiblePreset): ProviderAdapt
     return JSON.stringify(body);
   };
 
-  const jsonTranslator = (path: string, streams: boolean): OperationTranslator<Record<string, unknown>> => ({
+  const jsonTranslator = (path: string, streams: boolean, listKey: 'choices' | 'data'): OperationTranslator<Record<string, unknown>> => ({
     buildRequest(request, context): UpstreamRequest {
       const baseUrl = (context.target.baseUrl ?? preset.baseUrl).replace(/\/+$/, '');
       return {
@@ -47,12 +50,13 @@ export function createCompatibleAdapter(preset: CompatiblePreset): ProviderAdapt
         body: bodyFor(request, context.target, context.stream),
       };
     },
-    parseResponse(body) {
-      if (typeof body !== 'object' || body === null) {
-        throw new GatewayError('upstream_bad_response', `The provider returned an unexpected body (${preset.id}).`, { provider: preset.id });
-      }
-      const usage = usageFromOpenAI((body as { usage?: never }).usage);
-      return { body, usage, passthrough: true };
+    parseResponse(body, context) {
+      const answer = answerObject(body, context.raw, context.contentType, listKey, preset.id);
+      const usage = usageFromOpenAI(answer.usage as never);
+      if (typeof answer.model !== 'string' || answer.model === context.model) return { body: answer, usage, passthrough: true };
+      // The upstream's name for the model (e.g. a dated or vendor-prefixed one) is not shown: the answer names the public id.
+      const raw = bodyWithPublicModel(context.raw, context.model);
+      return { body: { ...answer, model: context.model }, usage, passthrough: raw !== undefined, raw };
     },
     createStreamTranslator: streams ? (context) => createPassthroughStreamTranslator(context, preset.id) : undefined,
   });
@@ -61,34 +65,59 @@ export function createCompatibleAdapter(preset: CompatiblePreset): ProviderAdapt
     id: preset.id,
     streamFraming: 'sse',
     translators: {
-      chat: jsonTranslator('/chat/completions', true),
-      completion: jsonTranslator('/completions', true),
-      embedding: jsonTranslator('/embeddings', false),
+      chat: jsonTranslator('/chat/completions', true, 'choices'),
+      completion: jsonTranslator('/completions', true, 'choices'),
+      embedding: jsonTranslator('/embeddings', false, 'data'),
     },
     parseError: (status, body, headers) => parseOpenAIError(preset.id, status, body, headers),
   };
 }
 
 /**
- * Forwards each event's JSON text unchanged. Only events that carry usage (the last one, when
- * include_usage is on) or an error are parsed; a cheap substring test finds them.
+ * The answer as a JSON object holding its list (`choices`, or `data` for embeddings), else a 502:
+ * an HTML error page, an array or a bare value behind a 200 is a broken upstream, never an answer
+ * to forward or charge. A body not labelled JSON is accepted when it parses as one (some servers
+ * send JSON as text/plain).
  */
-export function createPassthroughStreamTranslator(_context: TranslationContext, provider: string): StreamTranslator {
+function answerObject(body: unknown, raw: Buffer, contentType: string, listKey: 'choices' | 'data', provider: string): Record<string, unknown> {
+  let value = body;
+  if (Buffer.isBuffer(value)) {
+    try {
+      value = JSON.parse(raw.toString('utf8'));
+    } catch {
+      value = undefined;
+    }
+  }
+  if (typeof value === 'object' && value !== null && !Array.isArray(value) && Array.isArray((value as Record<string, unknown>)[listKey])) {
+    return value as Record<string, unknown>;
+  }
+  const shown = contentType ? `, ${contentType.split(';')[0]}` : '';
+  throw new GatewayError('upstream_bad_response', `The provider returned an unexpected body (${provider}${shown}): not a JSON object with "${listKey}".`, { provider });
+}
+
+/**
+ * Forwards each event's JSON text as it came, except `model`, set to the public id when the
+ * upstream names the model otherwise (public-model.ts: a splice, never a re-encoding; a chunk
+ * that names the public id already is not touched). Only events that carry usage (the last one,
+ * when include_usage is on) or an error are parsed; a cheap substring test finds them.
+ */
+export function createPassthroughStreamTranslator(context: TranslationContext, provider: string): StreamTranslator {
+  const withPublicModel = createChunkModelRewriter(context.model);
   return {
     translate(message) {
-      const data = message.data;
-      if (data === '[DONE]') return [];
-      if (data.includes('"error"') && data.startsWith('{"error"')) {
-        const parsed = JSON.parse(data) as { error?: { message?: string } };
+      if (message.data === '[DONE]') return [];
+      if (message.data.includes('"error"') && message.data.startsWith('{"error"')) {
+        const parsed = JSON.parse(message.data) as { error?: { message?: string } };
         throw new GatewayError('upstream_bad_response', parsed.error?.message ?? 'The provider stream failed.', { provider });
       }
+      const data = withPublicModel(message.data);
       const event: StreamEvent = { raw: data };
-      if (data.includes('"usage":{')) {
+      if (hasObjectValue(data, '"usage"')) {
         const chunk = JSON.parse(data) as ChatCompletionChunk;
         if (chunk.usage) {
           event.chunk = chunk;
           event.usage = usageFromOpenAI(chunk.usage);
-          event.usageOnly = chunk.choices.length === 0;
+          event.usageOnly = (chunk.choices ?? []).length === 0;
         }
       }
       return [event];

@@ -14,6 +14,8 @@ import type {
 } from './provider-adapter.js';
 import { toUpstreamError, type StreamedResponse, type UpstreamClient } from './upstream-client.js';
 import type { CallSignal } from '../../lib/call-signal.js';
+import { acceptUpstreamUsage } from './upstream-usage.js';
+import { answerAsStream } from './answer-as-stream.js';
 
 /** Splits an upstream byte stream into messages; one per stream. */
 export interface FrameDecoder {
@@ -22,6 +24,19 @@ export interface FrameDecoder {
 }
 
 export type FrameDecoderFactories = Partial<Record<StreamFraming, () => FrameDecoder>>;
+
+/** An upstream's usage that could not be billed (upstream-usage.ts); the call goes on, metered from an estimate. */
+export interface RejectedUsage {
+  provider: string;
+  deploymentId: string;
+  requestId: string;
+  problem: string;
+}
+
+export interface HttpProviderOptions {
+  /** Told about every rejected usage, to log it as a warning. */
+  onUsageRejected?: (rejected: RejectedUsage) => void;
+}
 
 const DEFAULT_DECODERS: FrameDecoderFactories = {
   sse: createSseParser,
@@ -40,6 +55,7 @@ export function createHttpProvider(
   adapter: ProviderAdapter,
   client: UpstreamClient,
   decoders: FrameDecoderFactories = {},
+  options: HttpProviderOptions = {},
 ): Provider {
   const operations = new Set(Object.keys(adapter.translators) as Operation[]);
   const decoderFactory = decoders[adapter.streamFraming] ?? DEFAULT_DECODERS[adapter.streamFraming];
@@ -61,6 +77,8 @@ export function createHttpProvider(
         requestId: call.requestId,
         created: Math.floor(Date.now() / 1000),
       };
+      const usageRejected = (problem: string) =>
+        options.onUsageRejected?.({ provider: adapter.id, deploymentId: target.deploymentId, requestId: call.requestId, problem });
       const streaming = call.stream && translator.createStreamTranslator !== undefined;
       const request = call.files ? { ...call.request, files: call.files } : call.request;
       const upstreamRequest = translator.buildRequest(request, {
@@ -76,7 +94,7 @@ export function createHttpProvider(
       };
       if (!streaming) {
         const response = await client.sendBuffered(upstreamRequest, sendOptions);
-        return answerFromBody(adapter, translator, { ...context, request }, response.statusCode, response.headers, response.body);
+        return answerFromBody(adapter, translator, { ...context, request }, response.statusCode, response.headers, response.body, usageRejected);
       }
 
       const response = await client.send(upstreamRequest, sendOptions);
@@ -90,12 +108,15 @@ export function createHttpProvider(
         }
         return {
           kind: 'stream',
-          events: translateStream(response, translator.createStreamTranslator!(context), decoderFactory(), adapter.id, signal),
+          events: translateStream(response, translator.createStreamTranslator!(context), decoderFactory(), adapter.id, signal, usageRejected),
         };
       }
-      // A stream was asked for and a JSON answer came back (some providers answer that way).
+      // A stream was asked for and a JSON answer came back (some providers answer that way): the
+      // client still gets the stream it asked for, SDKs in stream mode read nothing else.
       const raw = await response.body.readAll();
-      return answerFromBody(adapter, translator, { ...context, request }, response.statusCode, response.headers, raw);
+      const answer = answerFromBody(adapter, translator, { ...context, request }, response.statusCode, response.headers, raw, usageRejected);
+      if (answer.kind !== 'json') throw new GatewayError('upstream_bad_response', `The provider answered a stream request with a binary body (${adapter.id}).`, { provider: adapter.id });
+      return { kind: 'stream', events: answerAsStream(call.operation, answer.body, answer.usage, adapter.id) };
     },
   };
 }
@@ -108,6 +129,7 @@ function answerFromBody(
   statusCode: number,
   headers: IncomingHttpHeaders,
   raw: Buffer,
+  usageRejected: (problem: string) => void,
 ): Outcome {
   if (statusCode >= 400) throw errorFromBody(adapter, statusCode, raw.toString('utf8', 0, ERROR_BODY_LIMIT_BYTES), headers);
   const contentType = String(headers['content-type'] ?? '');
@@ -123,8 +145,9 @@ function answerFromBody(
     }
   }
   const result = translator.parseResponse(parsed, { ...context, contentType, raw });
-  if (result.binary) return { kind: 'binary', contentType: result.binary.contentType, bytes: result.binary.bytes, usage: result.usage };
-  return { kind: 'json', body: result.body, usage: result.usage, raw: result.passthrough ? raw : undefined };
+  const usage = acceptUpstreamUsage(result.usage, usageRejected);
+  if (result.binary) return { kind: 'binary', contentType: result.binary.contentType, bytes: result.binary.bytes, usage };
+  return { kind: 'json', body: result.body, usage, raw: result.passthrough ? (result.raw ?? raw) : undefined };
 }
 
 async function readError(adapter: ProviderAdapter, response: StreamedResponse): Promise<GatewayError> {
@@ -153,17 +176,23 @@ async function* translateStream(
   decoder: FrameDecoder,
   provider: string,
   signal: CallSignal,
+  usageRejected: (problem: string) => void,
 ): AsyncGenerator<StreamEvent> {
+  // Only the event that carries usage (one per stream) is looked at.
+  const checked = (event: StreamEvent): StreamEvent => {
+    if (event.usage !== undefined) event.usage = acceptUpstreamUsage(event.usage, usageRejected);
+    return event;
+  };
   try {
     for await (const chunk of response.body) {
       for (const message of decoder.push(chunk)) {
-        for (const event of translator.translate(message)) yield event;
+        for (const event of translator.translate(message)) yield checked(event);
       }
     }
     for (const message of decoder.end()) {
-      for (const event of translator.translate(message)) yield event;
+      for (const event of translator.translate(message)) yield checked(event);
     }
-    for (const event of translator.finish()) yield event;
+    for (const event of translator.finish()) yield checked(event);
   } catch (error) {
     throw toUpstreamError(error, provider, signal);
   } finally {

@@ -55,6 +55,8 @@ export interface ParsedUpstreamResponse {
   binary?: { contentType: string; bytes: Uint8Array };
   /** The upstream bytes already are the canonical answer: send them as they are, without re-encoding. */
   passthrough?: boolean;
+  /** With `passthrough`: the bytes to send instead of the upstream's (the same answer with a field rewritten in place). */
+  raw?: Buffer;
 }
 
 export type StreamFraming = 'sse' | 'aws-eventstream' | 'ndjson';
