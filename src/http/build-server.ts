@@ -3,7 +3,7 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import { GatewayError, toOpenAIErrorBody } from '../errors/gateway-error.js';
 import { newRequestId } from '../lib/ids.js';
-import { installErrorHandler } from './error-handler.js';
+import { answerClientError, answerFrameworkError, installErrorHandler, MAX_PATH_PARAMETER_LENGTH, UNSUPPORTED_CONTENT_TYPE } from './error-handler.js';
 import { parseJsonBody } from './json-body.js';
 import { multipartLimits, PendingMultipart } from './multipart-body.js';
 
@@ -12,6 +12,11 @@ export interface ServerOptions {
   fileLimitBytes: number;
   logLevel: string;
   version: string;
+}
+
+/** Whether a route's schema declares it consumes multipart/form-data (the upload endpoints do, for the OpenAPI document). */
+function takesMultipart(schema: { consumes?: unknown } | undefined): boolean {
+  return Array.isArray(schema?.consumes) && schema.consumes.includes('multipart/form-data');
 }
 
 const UNSUPPORTED_AREAS = [
@@ -45,6 +50,13 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
     return503OnClosing: true,
     forceCloseConnections: false,
     keepAliveTimeout: 72_000,
+    // Ids up to this length reach their routes, so a long unknown id gets that resource's own 404
+    // after authentication; longer ones are answered 404 by answerFrameworkError.
+    routerOptions: { maxParamLength: MAX_PATH_PARAMETER_LENGTH },
+    // A path that does not decode, or an over-long path parameter, in the gateway's error body.
+    frameworkErrors: answerFrameworkError,
+    // A request node:http cannot read (e.g. a Content-Length its body does not match): a raw answer in the error body.
+    clientErrorHandler: answerClientError,
   });
 
   // Validation is zod's, in the handlers, so there is one error format; route schemas document only.
@@ -73,9 +85,15 @@ export async function buildServer(options: ServerOptions): Promise<FastifyInstan
   });
 
   // Uploads (image edits, transcriptions) are read by their handlers (multipart-body.ts), whose
-  // parser is loaded on the first upload instead of in every gateway.
+  // parser is loaded on the first upload instead of in every gateway. Only routes that declare
+  // they consume multipart/form-data (the schema that documents them) take it: any other route
+  // answers it as it answers text/plain, instead of validating a body it never reads.
   const uploadLimits = multipartLimits(options.fileLimitBytes);
   app.addContentTypeParser('multipart/form-data', (request, payload, done) => {
+    if (!request.is404 && !takesMultipart(request.routeOptions.schema)) {
+      done(new GatewayError('invalid_request', UNSUPPORTED_CONTENT_TYPE), undefined);
+      return;
+    }
     done(null, new PendingMultipart(payload, request.headers, uploadLimits));
   });
 

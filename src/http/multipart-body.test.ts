@@ -8,7 +8,8 @@ const FILE_LIMIT = 4096;
 
 async function uploadServer() {
   const app = await buildServer({ bodyLimitBytes: 1 << 20, fileLimitBytes: FILE_LIMIT, logLevel: 'silent', version: 'test' });
-  app.post('/upload', async (request) => {
+  // Only a route that declares it consumes multipart/form-data is given the body (build-server.ts).
+  app.post('/upload', { schema: { consumes: ['multipart/form-data'] } }, async (request) => {
     const { fields, files } = await readMultipartBody(request);
     return {
       fields,
@@ -89,6 +90,25 @@ test('multipart: a JSON body on an upload route, a body without a boundary, and 
     });
     assert.equal(truncated.status, 400);
     assert.equal(((await truncated.json()) as { error: { code: string } }).error.code, 'invalid_request');
+  } finally {
+    await app.close();
+  }
+});
+
+test('multipart: a route that does not declare it consumes multipart/form-data answers it as any unsupported Content-Type', async () => {
+  const app = await buildServer({ bodyLimitBytes: 1 << 20, fileLimitBytes: FILE_LIMIT, logLevel: 'silent', version: 'test' });
+  app.post('/json-only', async (request) => ({ body: request.body ?? null }));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const url = `http://127.0.0.1:${(app.server.address() as { port: number }).port}/json-only`;
+  try {
+    const multipart = await fetch(url, { method: 'POST', body: form([['model', 'm'], ['file', new Blob(['x']), 'x.txt']]) });
+    const plain = await fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x' });
+    const multipartAnswer = (await multipart.json()) as ReturnType<typeof toOpenAIErrorBody>;
+    assert.equal(multipart.status, plain.status);
+    assert.deepEqual(multipartAnswer, await plain.json());
+    assert.match(multipartAnswer.error.message, /Unsupported Content-Type/);
+    // The connection still answers the next request.
+    assert.equal((await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":1}' })).status, 200);
   } finally {
     await app.close();
   }

@@ -67,11 +67,10 @@ for (const field of TOP_LEVEL_CHECKS.keys()) {
   if (!REQUEST_FIELDS.has(field)) throw new Error(`chat quick check: ${field} is not a chat request field`);
 }
 
-/** A message with text (or null) content and at most a name; tool calls and content parts go to zod. */
+/** A message with text content and at most a name; no content, tool calls and content parts go to zod. */
 function isCommonMessage(message: unknown): boolean {
   if (!isPlainObject(message) || !ROLES.has(message.role)) return false;
-  const content = message.content;
-  if (content !== undefined && content !== null && typeof content !== 'string') return false;
+  if (typeof message.content !== 'string') return false;
   for (const field in message) {
     if (field === 'role' || field === 'content') continue;
     if (field === 'name') {

@@ -7,24 +7,58 @@ import { gwRequestExtras } from './gw-extras.js';
  * (max_completion_tokens, stream_options, parallel_tool_calls, logprobs, …) are accepted and kept,
  * so that OpenAI-compatible upstreams receive them unchanged (loose objects keep unknown keys).
  */
-export const contentPartSchema = z.looseObject({ type: z.string().min(1) });
-
-export const messageSchema = z.looseObject({
-  role: z.enum(['system', 'user', 'assistant', 'tool', 'developer', 'function']),
-  // null is what SDKs send for an assistant turn that only carries tool_calls.
-  content: z.union([z.string(), z.array(contentPartSchema), z.null()]).optional(),
-  name: z.string().optional(),
-  tool_calls: z
-    .array(
-      z.looseObject({
-        id: z.string(),
-        type: z.literal('function').optional(),
-        function: z.looseObject({ name: z.string(), arguments: z.string() }),
-      }),
-    )
-    .optional(),
-  tool_call_id: z.string().optional(),
+export const contentPartSchema = z.looseObject({ type: z.string().min(1) }).check((context) => {
+  // The part types whose payload is text: anything else there would be sent (and counted) as nothing.
+  // `continue` lets the content union report this issue and its path rather than a bare "Invalid input".
+  const part = context.value;
+  const field = part.type === 'text' ? 'text' : part.type === 'refusal' ? 'refusal' : undefined;
+  if (field !== undefined && typeof part[field] !== 'string') {
+    context.issues.push({ code: 'invalid_type', expected: 'string', input: part[field], path: [field], message: 'Invalid input: expected string', continue: true });
+  }
 });
+
+/**
+ * One message. Content follows OpenAI's contract (the check below): every message says something
+ * (a string, or a non-empty array of parts), except an assistant turn that calls tools (or a
+ * function, or refuses), whose content may be null or left out; a function result may be null.
+ */
+export const messageSchema = z
+  .looseObject({
+    role: z.enum(['system', 'user', 'assistant', 'tool', 'developer', 'function']),
+    // null is what SDKs send for an assistant turn that only carries tool_calls (checked below).
+    content: z.union([z.string(), z.array(contentPartSchema), z.null()]).optional(),
+    name: z.string().optional(),
+    tool_calls: z
+      .array(
+        z.looseObject({
+          id: z.string(),
+          type: z.literal('function').optional(),
+          function: z.looseObject({ name: z.string(), arguments: z.string() }),
+        }),
+      )
+      .optional(),
+    tool_call_id: z.string().optional(),
+  })
+  .check((context) => {
+    const { role, content } = context.value;
+    if (typeof content === 'string') return;
+    const empty = content === undefined || content === null || content.length === 0;
+    if (!empty || (role === 'assistant' && saysSomethingElse(context.value)) || (role === 'function' && content === null)) return;
+    if (Array.isArray(content)) {
+      context.issues.push({ code: 'too_small', origin: 'array', minimum: 1, input: content, path: ['content'], message: 'Too small: expected array to have >=1 items (a message needs content)' });
+      return;
+    }
+    const why = role === 'assistant' ? ' (an assistant message needs content unless it has tool_calls)' : '';
+    context.issues.push({ code: 'invalid_type', expected: 'string', input: content, path: ['content'], message: `Invalid input: expected a string or an array of content parts${why}` });
+  });
+
+function saysSomethingElse(message: Record<string, unknown>): boolean {
+  return (
+    (Array.isArray(message.tool_calls) && message.tool_calls.length > 0) ||
+    (typeof message.function_call === 'object' && message.function_call !== null) ||
+    typeof message.refusal === 'string'
+  );
+}
 
 export const toolSchema = z.looseObject({
   type: z.literal('function'),

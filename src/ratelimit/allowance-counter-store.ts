@@ -66,12 +66,13 @@ export function createAllowanceCounterStore(shared: CounterStore, options: Allow
     if (allowance === undefined || allowance.window !== windowOf(limit, now)) return undefined;
     return allowance.granted - allowance.used >= limit.amount ? allowance : undefined;
   };
-  const localState = (limit: WindowLimit, allowance: Allowance, now: number): WindowState => ({
-    limit: limit.limit,
-    remaining: Math.max(0, allowance.remainingAtClaim + allowance.granted - allowance.used),
-    resetMs: limit.windowMs - (now % limit.windowMs),
-    retryAfterMs: 0,
-  });
+  const localState = (limit: WindowLimit, allowance: Allowance, now: number): WindowState => {
+    const remaining = Math.max(0, allowance.remainingAtClaim + allowance.granted - allowance.used);
+    // Room for another such call: admitted now. Without it only the shared store knows when; the
+    // end of this window, when the slice ends, is the estimate (the next call asks the shared store).
+    const resetMs = remaining >= Math.max(1, limit.amount) ? 0 : limit.windowMs - (now % limit.windowMs);
+    return { limit: limit.limit, remaining, resetMs, retryAfterMs: 0 };
+  };
   /** Records a claim; the unused part of an allowance from an earlier window goes back to its window. */
   const record = (limit: WindowLimit, now: number, grant: number, remaining: number) => {
     const window = windowOf(limit, now);

@@ -18,9 +18,13 @@ export interface WindowState {
   limit: number;
   /** Left after this call (or now, if it was refused). */
   remaining: number;
-  /** Milliseconds until the current fixed window ends (the OpenAI-style reset header). */
+  /**
+   * Milliseconds until a request like this one (one request; this call's tokens) would next be
+   * admitted: 0 while it would be now. The x-ratelimit-reset-* headers (docs/rate-limits.md); on a
+   * refusal it is the wait Retry-After gives, to the millisecond.
+   */
   resetMs: number;
-  /** Milliseconds until this call would fit, when it does not now. */
+  /** Milliseconds until this call would fit, when it was refused (else 0). */
   retryAfterMs: number;
 }
 
@@ -50,29 +54,52 @@ export interface CounterStore {
   close(): Promise<void>;
 }
 
-/** The state of one limit given its two window counts (after adding `added`, if the call was counted). */
+/** The state of one limit given its two window counts (the call included, if it was counted). */
 export function windowState(limit: WindowLimit, now: number, current: number, previous: number, counted: boolean): WindowState {
   const { windowMs } = limit;
-  const intoWindow = now % windowMs;
-  const overlap = 1 - intoWindow / windowMs;
-  const used = previous * overlap + current;
-  const resetMs = windowMs - intoWindow;
+  const used = previous * (1 - (now % windowMs) / windowMs) + current;
   const remaining = Math.max(0, Math.floor(limit.limit - used));
-  let retryAfterMs = 0;
-  if (!counted) {
-    const room = limit.limit - limit.amount;
-    if (room < 0) retryAfterMs = windowMs;
-    else if (current <= room) {
-      // Wait for the previous window's weight to fall: previous × (1 − f) ≤ room − current.
-      const fraction = previous > 0 ? 1 - (room - current) / previous : 0;
-      retryAfterMs = Math.max(1, Math.ceil(fraction * windowMs - intoWindow));
-    } else {
-      // The current window alone is too full: wait into the next one until its weight has fallen.
-      const fraction = current > 0 ? 1 - room / current : 0;
-      retryAfterMs = Math.max(1, Math.ceil(resetMs + fraction * windowMs));
-    }
+  // A call that counts nothing in this window (a request without tokens) is read as one unit.
+  const wait = msUntilFits(limit.limit, windowMs, Math.max(1, limit.amount), now, current, previous);
+  return { limit: limit.limit, remaining, resetMs: wait, retryAfterMs: counted ? 0 : wait };
+}
+
+/**
+ * Milliseconds until `amount` more fits under `limit`, if nothing else is counted meanwhile: 0 if
+ * it fits now. The weighted count only falls as the previous window's weight does, so the end of
+ * the current fixed window is not the answer: a full current window still weighs (nearly) all
+ * of its count right after it ends, and is only forgotten over the window after it.
+ */
+export function msUntilFits(limit: number, windowMs: number, amount: number, now: number, current: number, previous: number): number {
+  const intoWindow = now % windowMs;
+  if (weighted(now, windowMs, current, previous) + amount <= limit) return 0;
+  const room = limit - amount;
+  // Never, whatever the wait (the rate-limit stage refuses such a call with a 400 before counting).
+  if (room < 0) return windowMs;
+  // The exact moment, in whole-number arithmetic as far as it goes: in this window once
+  // previous × (1 − f) ≤ room − current; else in the next, once current × (1 − f) ≤ room.
+  const exact =
+    current <= room
+      ? windowMs - ((room - current) * windowMs) / previous - intoWindow
+      : 2 * windowMs - intoWindow - (room * windowMs) / current;
+  let wait = Math.max(1, Math.ceil(exact));
+  // The admission compares in floating point (fits()), which may land a hair above the limit at
+  // the exact moment: the wait is the first millisecond it admits, found in a step or two.
+  const start = now - intoWindow;
+  for (let step = 0; step < 8; step++) {
+    const at = now + wait;
+    const windowsLater = Math.floor((at - start) / windowMs);
+    const later = windowsLater === 0 ? weighted(at, windowMs, current, previous) : windowsLater === 1 ? weighted(at, windowMs, 0, current) : 0;
+    if (later + amount <= limit) break;
+    wait++;
   }
-  return { limit: limit.limit, remaining, resetMs, retryAfterMs };
+  return wait;
+}
+
+/** The sliding-window count at `time`: the previous window weighted by its overlap, plus the current one (as fits() reckons it). */
+function weighted(time: number, windowMs: number, current: number, previous: number): number {
+  const overlap = 1 - (time % windowMs) / windowMs;
+  return previous * overlap + current;
 }
 
 /** True when the call fits: the weighted count plus its amount stays within the limit. */

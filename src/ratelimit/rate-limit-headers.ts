@@ -24,14 +24,24 @@ function millisecondDigits(millis: number): string {
   return digits;
 }
 
-/** Writes the x-ratelimit-* headers of the request and token windows into `headers`. */
-export function writeRateLimitHeaders(headers: Record<string, string>, requests: WindowState, tokens: WindowState | undefined): void {
+/**
+ * Writes the x-ratelimit-* headers: limit and remaining of the tightest request and token windows,
+ * and when a request would next be admitted by the request windows (RPM and TPS) and by the token
+ * windows ("0ms" while there is room: docs/rate-limits.md).
+ */
+export function writeRateLimitHeaders(
+  headers: Record<string, string>,
+  requests: WindowState,
+  requestsResetMs: number,
+  tokens: WindowState | undefined,
+  tokensResetMs: number,
+): void {
   headers['x-ratelimit-limit-requests'] = String(requests.limit);
   headers['x-ratelimit-remaining-requests'] = String(requests.remaining);
-  headers['x-ratelimit-reset-requests'] = formatResetDuration(requests.resetMs);
+  headers['x-ratelimit-reset-requests'] = formatResetDuration(requestsResetMs);
   if (tokens) {
     headers['x-ratelimit-limit-tokens'] = String(tokens.limit);
     headers['x-ratelimit-remaining-tokens'] = String(tokens.remaining);
-    headers['x-ratelimit-reset-tokens'] = formatResetDuration(tokens.resetMs);
+    headers['x-ratelimit-reset-tokens'] = formatResetDuration(tokensResetMs);
   }
 }

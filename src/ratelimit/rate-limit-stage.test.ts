@@ -166,3 +166,102 @@ test('rate limit: a call covered by this instance\'s allowance is admitted on th
   assert.equal(admission, undefined, 'no admission check to wait for');
   assert.equal(call.record.headers['x-ratelimit-remaining-requests'], '9');
 });
+
+/** "1m0s", "13.493s", "20ms" back to milliseconds. */
+function resetMs(text: string): number {
+  const match = /^(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?(?:(\d+)ms)?$/.exec(text);
+  assert.ok(match, `reset format: ${text}`);
+  return Number(match[1] ?? 0) * 60_000 + Math.round(Number(match[2] ?? 0) * 1000) + Number(match[3] ?? 0);
+}
+
+test('rate limit: on a 429 the reset header and Retry-After name the same moment, and a call then is admitted', async () => {
+  let now = 1_700_000_040_000;
+  const store = createMemoryCounterStore({ sweepIntervalMs: 0, now: () => now });
+  const stage = createRateLimitStage({ store, tokens: createTokenCounter(), now: () => now });
+  const limited = () => {
+    const call = chat();
+    (call.auth.key as { limits: Record<string, number> }).limits = { rpm: 3, tps: 100 };
+    return call;
+  };
+  const run = (call: GatewayCall) => stage.run(call, async () => ({ kind: 'json', body: {} }));
+  for (let index = 0; index < 3; index++) {
+    now += 1_000;
+    await run(limited());
+  }
+  // Past the end of the fixed window the three calls still weigh nearly 3: still refused there.
+  now += 58_000;
+  const refusal = (await run(limited()).catch((error: unknown) => error)) as GatewayError;
+  assert.equal(refusal.status, 429);
+  const reset = resetMs(refusal.headers!['x-ratelimit-reset-requests']!);
+  const retryAfter = Number(refusal.headers!['retry-after']);
+  assert.ok(reset > 1_000, `reset ${reset} ms`);
+  assert.equal(retryAfter, Math.ceil(reset / 1000), 'Retry-After is the reset rounded up to the second');
+  now += reset - 1;
+  await assert.rejects(run(limited()), (error: GatewayError) => error.status === 429, 'refused just before the reset');
+  now += 1;
+  const admitted = limited();
+  await run(admitted);
+  assert.equal(admitted.record.headers['x-ratelimit-remaining-requests'], '0');
+});
+
+test('rate limit: while there is room the reset headers say 0ms (a request would be admitted now)', async () => {
+  const store = createMemoryCounterStore({ sweepIntervalMs: 0 });
+  const call = chat();
+  await createRateLimitStage({ store, tokens: createTokenCounter() }).run(call, async () => ({ kind: 'json', body: {} }));
+  assert.equal(call.record.headers['x-ratelimit-reset-requests'], '0ms');
+  assert.equal(call.record.headers['x-ratelimit-reset-tokens'], '0ms');
+});
+
+test('rate limit: a request counting more tokens than the whole TPM limit is a 400 naming max_tokens, not a retryable 429', async () => {
+  const store = createMemoryCounterStore({ sweepIntervalMs: 0 });
+  const stage = createRateLimitStage({ store, tokens: createTokenCounter() });
+  const over = (request: Record<string, unknown>, operation: 'chat' | 'completion' = 'chat') => {
+    const call = fakeCall({ request: { model: 'm', ...request }, operation });
+    (call.auth.key as { limits: Record<string, number> }).limits = { tpm: 1_000 };
+    return stage.run(call, async () => ({ kind: 'json', body: {} }));
+  };
+  const messages = [{ role: 'user', content: 'hi' }];
+  for (const [request, operation, param] of [
+    [{ messages, max_tokens: 2_000 }, 'chat', 'max_tokens'],
+    [{ messages, max_completion_tokens: 600, n: 2 }, 'chat', 'max_completion_tokens'],
+    [{ prompt: 'hi', max_tokens: 5_000 }, 'completion', 'max_tokens'],
+    [{ messages: [{ role: 'user', content: 'word '.repeat(3_000) }] }, 'chat', 'messages'],
+  ] as const) {
+    await assert.rejects(over(request, operation), (error: GatewayError) => {
+      assert.equal(error.status, 400, error.message);
+      assert.equal(error.code, 'invalid_request');
+      assert.equal(error.param, param);
+      assert.equal(error.headers?.['retry-after'], undefined);
+      assert.match(error.message, /1000 tokens per minute/);
+      return true;
+    });
+  }
+  // Within the limit it is counted as before: the second such call is a 429.
+  await over({ messages, max_tokens: 900 });
+  await assert.rejects(over({ messages, max_tokens: 900 }), (error: GatewayError) => error.status === 429);
+});
+
+test("rate limit: max_tokens above the catalog's max output for the model is a 400 naming it", async () => {
+  const stage = createRateLimitStage({
+    store: createMemoryCounterStore({ sweepIntervalMs: 0 }),
+    tokens: createTokenCounter(),
+    maxOutputTokensOf: (model) => (model === 'capped' ? 4_096 : undefined),
+  });
+  const run = (request: Record<string, unknown>, operation: 'chat' | 'completion' = 'chat') =>
+    stage.run(fakeCall({ request, operation }), async () => ({ kind: 'json', body: {} }));
+  const messages = [{ role: 'user', content: 'hi' }];
+  for (const [request, operation, param] of [
+    [{ model: 'capped', messages, max_tokens: 4_097 }, 'chat', 'max_tokens'],
+    [{ model: 'capped', messages, max_completion_tokens: 400_000 }, 'chat', 'max_completion_tokens'],
+    [{ model: 'capped', prompt: 'x', max_tokens: 5_000 }, 'completion', 'max_tokens'],
+  ] as const) {
+    await assert.rejects(run(request, operation), (error: GatewayError) => {
+      assert.equal(error.status, 400);
+      assert.equal(error.param, param);
+      assert.match(error.message, /at most 4096 output tokens/);
+      return true;
+    });
+  }
+  await run({ model: 'capped', messages, max_tokens: 4_096 });
+  await run({ model: 'uncapped', messages, max_tokens: 100_000 });
+});

@@ -16,6 +16,8 @@ export interface RateLimitStageOptions {
   now?: () => number;
   /** A store failure lets the call through (credits still guard the money) and is reported here. */
   onError?: (error: unknown) => void;
+  /** The most output tokens per choice the catalog says a model can produce, if it says (its price's maxOutputTokens). */
+  maxOutputTokensOf?: (model: string, orgId: string) => number | undefined;
 }
 
 const MINUTE_MS = 60_000;
@@ -35,6 +37,45 @@ function admissionTokens(call: GatewayCall, tokens: TokenCounter): number {
   return countPromptTokens(call, tokens) + output;
 }
 
+const OUTPUT_PARAMS = ['max_tokens', 'max_completion_tokens'] as const;
+const PROMPT_PARAMS: Record<string, string> = { chat: 'messages', completion: 'prompt', embedding: 'input' };
+
+/**
+ * 400 for max_tokens (or max_completion_tokens) above what the catalog says the model can
+ * produce: the upstream would refuse it, and the TPM estimate would count tokens that can never come.
+ */
+function refuseOutputBeyondModel(call: GatewayCall, maxOutputTokensOf: RateLimitStageOptions['maxOutputTokensOf']): void {
+  if (maxOutputTokensOf === undefined || (call.operation !== 'chat' && call.operation !== 'completion')) return;
+  const body = call.request as Record<string, unknown>;
+  for (const param of OUTPUT_PARAMS) {
+    const requested = body[param];
+    if (typeof requested !== 'number') continue;
+    const most = maxOutputTokensOf(call.model, call.auth.org.id);
+    if (most !== undefined && requested > most) {
+      throw new GatewayError('invalid_request', `'${param}' is ${requested}, more than the model '${call.model}' can produce (at most ${most} output tokens).`, { param });
+    }
+  }
+}
+
+/**
+ * 400, not 429, for a request that counts more tokens than its whole TPM limit: no window would
+ * ever admit it, so a Retry-After would have the client retry forever. It names the parameter to
+ * lower: the output it asks for, or else the prompt.
+ */
+function refuseBeyondTokenLimit(call: GatewayCall, estimate: number, limits: EffectiveLimits): void {
+  const userLimit = limits.user && call.user ? limits.user.tpm : Infinity;
+  const tpm = Math.min(limits.key.tpm, userLimit);
+  if (estimate <= tpm) return;
+  const body = call.request as Record<string, unknown>;
+  const param = OUTPUT_PARAMS.findLast((name) => typeof body[name] === 'number') ?? PROMPT_PARAMS[call.operation];
+  const whose = userLimit < limits.key.tpm ? 'for this user on this key' : 'of this key';
+  throw new GatewayError(
+    'invalid_request',
+    `This request counts ${estimate} tokens (prompt plus max_tokens × n), more than the whole limit ${whose} (${tpm} tokens per minute): it can never be admitted. Lower '${param}'.`,
+    { param, details: { limit_type: 'tpm' } },
+  );
+}
+
 function windowsFor(prefix: string, limits: EffectiveLimits['key'], tokens: number): WindowLimit[] {
   return [
     { key: `rpm:${prefix}`, limit: limits.rpm, windowMs: MINUTE_MS, amount: 1 },
@@ -50,11 +91,24 @@ function tightest(states: WindowState[], kind: Kind): WindowState {
   return best;
 }
 
+/** The longest wait among the windows of the given kinds (key and user): when all of them would admit a request. */
+function longestWait(states: WindowState[], kinds: readonly Kind[], field: 'resetMs' | 'retryAfterMs'): number {
+  let longest = 0;
+  for (let index = 0; index < states.length; index++) {
+    if (kinds.includes(KINDS[index % 3]) && states[index][field] > longest) longest = states[index][field];
+  }
+  return longest;
+}
+
+const REQUEST_KINDS: readonly Kind[] = ['rpm', 'tps'];
+const TOKEN_KINDS: readonly Kind[] = ['tpm'];
+
 /**
  * Per-key RPM, TPM and TPS (requests per second, a burst ceiling: docs/rate-limits.md), with
  * per-`user` overrides. Refuses with 429 rate_limit_exceeded (RPM, TPS) or tpm_limit_exceeded,
- * with Retry-After; sets the x-ratelimit-* headers on every response. TPM counts an estimate at
- * admission and is corrected by the actual usage when the call ends.
+ * with Retry-After; sets the x-ratelimit-* headers on every response. A request no window could
+ * ever admit (more tokens than the whole TPM limit, or more output than the model can produce) is
+ * a 400. TPM counts an estimate at admission and is corrected by the actual usage when the call ends.
  */
 export function createRateLimitStage(options: RateLimitStageOptions): Stage {
   const { store, tokens } = options;
@@ -73,17 +127,22 @@ export function createRateLimitStage(options: RateLimitStageOptions): Stage {
     }
   }
 
-  /** Writes the x-ratelimit-* headers, or refuses with 429 and Retry-After. */
+  /**
+   * Writes the x-ratelimit-* headers, or refuses with 429 and Retry-After. Retry-After is when
+   * every window would admit the call, and the reset header of the kind that refused it gives the
+   * same moment to the millisecond (the other kind's reset, when it waits longer, says so too).
+   */
   function admit(call: GatewayCall, result: HitResult, estimate: number): void {
+    const { states } = result;
     const headers: Record<string, string> = {};
-    writeRateLimitHeaders(headers, tightest(result.states, 'rpm'), tightest(result.states, 'tpm'));
+    writeRateLimitHeaders(headers, tightest(states, 'rpm'), longestWait(states, REQUEST_KINDS, 'resetMs'), tightest(states, 'tpm'), longestWait(states, TOKEN_KINDS, 'resetMs'));
     if (result.allowed) {
       Object.assign(call.record.headers, headers);
       return;
     }
     const kind = KINDS[result.blockedIndex % 3];
-    const state = result.states[result.blockedIndex];
-    headers['retry-after'] = String(Math.max(1, Math.ceil(state.retryAfterMs / 1000)));
+    const state = states[result.blockedIndex];
+    headers['retry-after'] = String(Math.max(1, Math.ceil(longestWait(states, KINDS, 'retryAfterMs') / 1000)));
     const scope = result.blockedIndex >= 3 ? 'for this user on this key' : 'for this key';
     const message =
       kind === 'tpm'
@@ -100,7 +159,9 @@ export function createRateLimitStage(options: RateLimitStageOptions): Stage {
     async run(call, next) {
       let limits = limitsByAuth.get(call.auth);
       if (!limits) limitsByAuth.set(call.auth, (limits = rateLimitsFor(call.auth)));
+      refuseOutputBeyondModel(call, options.maxOutputTokensOf);
       const estimate = admissionTokens(call, tokens);
+      refuseBeyondTokenLimit(call, estimate, limits);
       const keyId = call.auth.key.id;
       const windows = windowsFor(keyId, limits.key, estimate);
       if (limits.user && call.user) windows.push(...windowsFor(`${keyId}:u:${encodeURIComponent(call.user)}`, limits.user, estimate));

@@ -43,8 +43,39 @@ for (const implementation of implementations) {
       assert.equal(refused.allowed, false);
       assert.equal(refused.blockedIndex, 0);
       assert.equal(refused.states[0].remaining, 0);
-      assert.ok(refused.states[0].retryAfterMs > 0);
-      assert.equal(refused.states[0].resetMs, 60_000 - 10);
+      // The 3 calls still weigh 3 when this window ends; a fourth fits once their weight is 2,
+      // a third into the next window. The reset (headers) and the retry time say the same.
+      assert.equal(refused.states[0].retryAfterMs, 60_000 - 10 + 20_000);
+      assert.equal(refused.states[0].resetMs, refused.states[0].retryAfterMs);
+      await store.close();
+    });
+
+    test('the reset time is when a request is next admitted: refused 1 ms before it, admitted at it', async () => {
+      for (const [max, calls] of [[3, 3], [10, 10], [7, 4]] as const) {
+        const store = implementation.make();
+        const key = `r${max}-${calls}`;
+        // Calls spread over the first window, and the rest of the limit filled in the second.
+        for (let index = 0; index < calls; index++) await store.hit([limit(key, max)], T0 + index * 1_000);
+        let now = T0 + 60_000 + 5_000;
+        while ((await store.hit([limit(key, max)], now)).allowed) now += 1;
+        const refused = await store.hit([limit(key, max)], now);
+        assert.equal(refused.allowed, false);
+        const waitMs = refused.states[0].resetMs;
+        assert.ok(waitMs > 0 && waitMs === refused.states[0].retryAfterMs, `reset ${waitMs} ms`);
+        assert.equal((await store.hit([limit(key, max)], now + waitMs - 1)).allowed, false, `${key}: still refused 1 ms before the reset`);
+        const admitted = await store.hit([limit(key, max)], now + waitMs);
+        assert.equal(admitted.allowed, true, `${key}: admitted at the reset`);
+        await store.close();
+      }
+    });
+
+    test('while there is room the reset is 0: a request would be admitted now', async () => {
+      const store = implementation.make();
+      const first = await store.hit([limit('room', 2)], T0);
+      assert.equal(first.states[0].resetMs, 0);
+      const full = await store.hit([limit('room', 2)], T0 + 1);
+      assert.equal(full.states[0].remaining, 0);
+      assert.ok(full.states[0].resetMs > 60_000, 'full: not before the two calls weigh less than 1');
       await store.close();
     });
 

@@ -167,8 +167,12 @@ function backendSuite(name: string, skip: string | false, start: () => Promise<R
 
     test('429 tpm_limit_exceeded on TPM', async () => {
       const tenant = await createTenant(running, { credit: '1.00', key: { limits: { tpm: 40 } } });
-      const refused = await chat(running, tenant.key, { messages: [{ role: 'user', content: 'word '.repeat(100) }] });
-      assert.equal(refused.status, 429);
+      // Each call fits the limit alone (one counting more than the whole limit is a 400: docs/rate-limits.md); the second does not fit after the first.
+      const short = { messages: [{ role: 'user', content: 'hi' }], max_tokens: 25 };
+      const first = await chat(running, tenant.key, short);
+      assert.equal(first.status, 200, JSON.stringify(first.body));
+      const refused = await chat(running, tenant.key, { ...short, max_tokens: 30 });
+      assert.equal(refused.status, 429, JSON.stringify(refused.body));
       assert.equal(refused.body.error.code, 'tpm_limit_exceeded');
       assert.ok(Number(refused.headers.get('retry-after')) >= 1);
       assert.equal(refused.headers.get('x-ratelimit-limit-tokens'), '40');

@@ -74,15 +74,13 @@ test('GwRateLimitError for the RPM and the TPM ceilings, with retryAfter', async
   assert.ok((limited.retryAfter ?? 0) > 0);
   assert.match(limited.requestID ?? '', /^req_/);
 
-  const tpm = new Gw({ apiKey: await issueKey({ name: 'client-tpm', limits: { tpm: 1 } }), maxRetries: 0 });
-  const tokens = await tpm.chat.completions
-    .create({ model: 'local-chat', messages: [{ role: 'user', content: 'a long enough prompt to pass one token' }] })
+  // Each call fits the limit alone (one counting more than the whole limit is a 400, never a 429);
+  // the second does not fit once the first has counted.
+  const tpm = new Gw({ apiKey: await issueKey({ name: 'client-tpm', limits: { tpm: 40 } }), maxRetries: 0 });
+  await tpm.chat.completions.create({ model: 'local-chat', messages: [{ role: 'user', content: 'hi' }], max_tokens: 25 });
+  const second = await tpm.chat.completions
+    .create({ model: 'local-chat', messages: [{ role: 'user', content: 'hi' }], max_tokens: 30 })
     .then(() => undefined, (error: unknown) => error);
-  const second =
-    tokens ??
-    (await tpm.chat.completions
-      .create({ model: 'local-chat', messages: [{ role: 'user', content: 'again' }] })
-      .then(() => undefined, (error: unknown) => error));
   assert.ok(second instanceof GwRateLimitError, String(second));
   assert.equal(second.code, 'tpm_limit_exceeded');
 });
