@@ -32,8 +32,10 @@ export interface AlertDispatcher {
  * 2. else the org's alert route for the event kind (for budget.threshold, the route of that exact
  *    threshold first, then the kind's catch-all route);
  * 3. else every active channel of the org subscribed to the kind.
- * Explicit destinations (1, 2) only need to be active, not subscribed. An org-less event (a provider
- * outage concerns every tenant) goes to the subscribed channels of every org.
+ * Explicit destinations (1, 2) only need to be active, not subscribed. When none of them is an
+ * existing, active channel (all deleted or deactivated), the event falls back to 3 and a warning is
+ * logged, so a stale route never swallows an alert. An org-less event (a provider outage concerns
+ * every tenant) goes to the subscribed channels of every org.
  */
 export function createAlertDispatcher({ store, routes, delivery, eventBus, logger, maxInFlight = 256 }: AlertDispatcherOptions): AlertDispatcher {
   const inFlight = new Set<Promise<void>>();
@@ -49,7 +51,16 @@ export function createAlertDispatcher({ store, routes, delivery, eventBus, logge
     if (!chosen) return store.listSubscribed(event.kind, event.orgId);
     const orgId = event.orgId;
     const found = await Promise.all([...new Set(chosen)].map((id) => store.get(orgId, id)));
-    return found.filter((channel): channel is AlertChannel => channel !== undefined && channel.isActive);
+    const active = found.filter((channel): channel is AlertChannel => channel !== undefined && channel.isActive);
+    if (active.length > 0) return active;
+    const subscribed = await store.listSubscribed(event.kind, orgId);
+    logger.warn(
+      { eventKind: event.kind, orgId, threshold, routedChannelIds: chosen, fallbackChannelIds: subscribed.map((channel) => channel.id) },
+      subscribed.length > 0
+        ? 'alert route names no existing active channel; sent to the subscribed channels instead'
+        : 'alert route names no existing active channel and no channel is subscribed; event not delivered',
+    );
+    return subscribed;
   }
 
   async function dispatch(event: GatewayEvent): Promise<void> {

@@ -36,6 +36,32 @@ export function normalizeThreshold(value: unknown): number | null {
   return Math.round(fraction * 10_000) / 10_000;
 }
 
+/**
+ * Takes a deleted channel out of every route of its org, and drops routes left without a channel, so
+ * GET /gw/alert-routes never lists a channel that no longer exists. Runs on the caller's executor so
+ * the channel store can do it in the transaction that deletes the channel.
+ */
+export async function removeChannelFromRoutes(executor: Kysely<Database>, orgId: string, channelId: string, now: number): Promise<void> {
+  // An org has a handful of routes; filtering the JSON lists here keeps the query portable across SQLite and Postgres.
+  const rows = await executor.selectFrom('alert_routes').select(['event_kind', 'threshold_key', 'channel_ids']).where('org_id', '=', orgId).execute();
+  for (const row of rows) {
+    const channelIds = fromJsonColumn<string[]>(row.channel_ids);
+    if (!channelIds.includes(channelId)) continue;
+    const remaining = channelIds.filter((id) => id !== channelId);
+    if (remaining.length === 0) {
+      await executor.deleteFrom('alert_routes').where('org_id', '=', orgId).where('event_kind', '=', row.event_kind).where('threshold_key', '=', row.threshold_key).execute();
+    } else {
+      await executor
+        .updateTable('alert_routes')
+        .set({ channel_ids: toJsonColumn(remaining), updated_at: now })
+        .where('org_id', '=', orgId)
+        .where('event_kind', '=', row.event_kind)
+        .where('threshold_key', '=', row.threshold_key)
+        .execute();
+    }
+  }
+}
+
 function thresholdKey(threshold: number | null): string {
   return threshold === null ? '' : String(threshold);
 }

@@ -4,6 +4,7 @@ import type { Database } from '../db/schema.js';
 import type { GatewayEventKind } from '../lib/event-bus.js';
 import { newId } from '../lib/ids.js';
 import type { SecretBox } from '../lib/secret-box.js';
+import { removeChannelFromRoutes } from './alert-route-store.js';
 import type { AlertChannelsTable } from './alert-tables.js';
 import { type AlertChannel, type AlertChannelPatch, type ChannelType, type NewAlertChannel, SECRET_FIELDS } from './channel-types.js';
 
@@ -100,9 +101,14 @@ export function createSqlChannelStore({ db, secretBox, now = Date.now }: SqlChan
         .execute();
       return next;
     },
+    /** Also removes the channel from the org's alert routes, in the same transaction. */
     async delete(orgId, id) {
-      const result = await db.deleteFrom('alert_channels').where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
-      return Number(result.numDeletedRows) > 0;
+      return db.transaction().execute(async (transaction) => {
+        const result = await transaction.deleteFrom('alert_channels').where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+        if (Number(result.numDeletedRows) === 0) return false;
+        await removeChannelFromRoutes(transaction, orgId, id, now());
+        return true;
+      });
     },
   };
 }

@@ -16,9 +16,18 @@ const httpsUrl = z
   .refine((value) => URL.canParse(value), 'must be a valid URL')
   .refine((value) => !URL.canParse(value) || new URL(value).protocol === 'https:', 'must be an https:// URL (http is not allowed)');
 
-/** RFC 9110 field-name token; values without CR/LF so no header can be smuggled. */
-const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/, 'header names must be HTTP tokens');
-const headerValue = z.string().max(4096).regex(/^[^\r\n\0]*$/, 'header values must not contain line breaks');
+/** RFC 9110 §5.1 field-name: a token (tchar only). */
+const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/, "header names must be HTTP tokens (letters, digits and !#$%&'*+-.^_`|~)");
+/**
+ * RFC 9110 §5.5 field-value, limited to visible ASCII, space and tab. undici refuses anything outside
+ * tab, 0x20-0x7E and 0x80-0xFF at send time, so such a value would fail every delivery. obs-text
+ * (0x80-0xFF) is refused too: undici writes it as Latin-1 bytes, so "é" would reach the receiver as
+ * byte 0xE9 rather than its UTF-8 form, and RFC 9110 asks senders not to generate it.
+ */
+const headerValue = z
+  .string()
+  .max(4096)
+  .regex(/^[\t\x20-\x7e]*$/, 'header values may contain only visible ASCII characters, spaces and tabs (encode other text, e.g. percent-encoding)');
 
 export const webhookConfigSchema = z.strictObject({
   url: httpsUrl,

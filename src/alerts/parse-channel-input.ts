@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { GatewayEventKind } from '../lib/event-bus.js';
+import { isAbsentAt } from '../lib/is-absent-at.js';
 import { SsrfBlockedError, type SsrfGuard } from '../lib/ssrf-guard.js';
 import { maskSecret } from './channel-record.js';
 import {
@@ -49,10 +50,12 @@ export function parseChannelConfig(type: ChannelType, config: Record<string, unk
   const issue = result.error.issues[0];
   const path = ['config', ...issue.path.map(String)].join('.');
   if (issue.code === 'unrecognized_keys') throw invalid('config', `unknown field(s) for a ${type} channel: ${issue.keys.join(', ')}`);
-  const missing = issue.code === 'invalid_type' && (issue as { input?: unknown }).input === undefined;
+  const missing = isAbsentAt(config, issue.path);
+  // A bad record key (a header name) carries the reason in its nested issue; the outer one only says "Invalid key".
+  const message = issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
   throw missing
     ? new GatewayError('invalid_request', `Missing required parameter: '${path}' (required for a ${type} channel).`, { param: path })
-    : invalid(path, issue.message);
+    : invalid(path, message);
 }
 
 /** Issue 6: destination URLs must be HTTPS and resolve to public addresses, checked at creation and update. */

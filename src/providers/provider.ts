@@ -47,5 +47,11 @@ export interface Provider {
    * no abort watcher of its own around each promise and each stream event.
    */
   readonly honoursAbortSignal?: boolean;
+  /**
+   * True when the provider runs inside the gateway (the built-in `local` one): it has no remote
+   * upstream that could be down, its failures come from the request itself (prompt markers), so the
+   * router keeps no circuit for its deployments (docs/routing.md "Circuit breaker").
+   */
+  readonly inProcess?: boolean;
   invoke(invocation: Invocation): Promise<Outcome>;
 }

@@ -60,9 +60,19 @@ function networkCode(error: unknown): string | undefined {
   return undefined;
 }
 
-/** A failure that says something about the deployment (counts against its circuit, moves to the next one). */
+/** A failure that says something about the deployment (moves to the next one; retried when retryable). */
 export function isDeploymentFault(error: GatewayError): boolean {
   return error.retryable || error.code === 'upstream_authentication';
+}
+
+/**
+ * A deployment fault that counts against its circuit. A 429 does not: the provider answered, so it
+ * is up, and the answer asks for backoff, which retries, Retry-After and fallbacks already give;
+ * opening the circuit would turn a quota limit into an outage for every caller. Client-caused 4xx
+ * are not deployment faults at all.
+ */
+export function countsAgainstCircuit(error: GatewayError): boolean {
+  return isDeploymentFault(error) && error.code !== 'upstream_rate_limited';
 }
 
 /** Does a fallback rule listing `reasons` apply to this final error of a model? */

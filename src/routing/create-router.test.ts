@@ -98,8 +98,13 @@ async function* events(items: StreamEvent[], failAfter?: number): AsyncGenerator
   }
 }
 
-function setup(models: ModelRoute[], behaviours: Record<string, Behaviour>, options: { random?: number; circuit?: Parameters<typeof createMemoryCircuitStore>[0] } = {}) {
+function setup(
+  models: ModelRoute[],
+  behaviours: Record<string, Behaviour>,
+  options: { random?: number; circuit?: Parameters<typeof createMemoryCircuitStore>[0]; inProcess?: boolean } = {},
+) {
   const fake = scriptedProvider(behaviours);
+  if (options.inProcess) Object.assign(fake.provider, { inProcess: true });
   const time = fakeClock();
   const eventBus = createEventBus();
   const published: GatewayEvent[] = [];
@@ -299,6 +304,66 @@ describe('router: circuit breaker', () => {
     assert.deepEqual(await router.route(probe), { kind: 'json', body: { from: 'a' } });
     assert.equal(probe.record.headers['x-gw-route'], 'a;attempts=1');
     assert.equal((await router.health()).find((row) => row.deploymentId === 'a')!.circuit, 'closed');
+  });
+
+  const circuitOf = async (router: ReturnType<typeof setup>['router'], id: string) => (await router.health()).find((row) => row.deploymentId === id)!.circuit;
+
+  test("one call's retries of a deployment count once: the default threshold is five failing calls", async () => {
+    const { router, fake } = setup([model('m', [deployment('a', 'm')])], { a: () => fail('upstream_bad_response') });
+    for (let index = 0; index < 4; index += 1) {
+      await assert.rejects(router.route(fakeCall('m')), (error: GatewayError) => error.code === 'upstream_bad_response');
+    }
+    assert.equal(fake.count('a'), 12, 'four calls, each tried three times');
+    assert.equal(await circuitOf(router, 'a'), 'closed');
+    await assert.rejects(router.route(fakeCall('m')), (error: GatewayError) => error.code === 'upstream_bad_response');
+    assert.equal(await circuitOf(router, 'a'), 'open');
+    assert.equal(fake.count('a'), 13, 'the fifth failing call opened it; its retries were not sent');
+  });
+
+  test('429s never open the circuit, and a rate-limited answer resets the failure count', async () => {
+    let answer: 'rate_limited' | 'down' = 'rate_limited';
+    const { router, fake } = setup(
+      [model('m', [deployment('a', 'm')])],
+      { a: () => fail(answer === 'down' ? 'upstream_unavailable' : 'upstream_rate_limited', { retry_after_seconds: 0 }) },
+      { circuit: { consecutiveFailures: 2, failureRate: 0.5, minimumCalls: 2 } },
+    );
+    for (let index = 0; index < 5; index += 1) {
+      await assert.rejects(router.route(fakeCall('m')), (error: GatewayError) => error.status === 429);
+    }
+    assert.equal(await circuitOf(router, 'a'), 'closed');
+    assert.equal(fake.count('a'), 15, 'every call still reaches the deployment');
+
+    answer = 'down';
+    await assert.rejects(router.route(fakeCall('m')), (error: GatewayError) => error.status === 503);
+    answer = 'rate_limited';
+    await assert.rejects(router.route(fakeCall('m')), (error: GatewayError) => error.status === 429);
+    answer = 'down';
+    await assert.rejects(router.route(fakeCall('m')), (error: GatewayError) => error.status === 503);
+    assert.equal(await circuitOf(router, 'a'), 'closed', 'the 429 in between broke the run of failures');
+  });
+
+  test('client-caused 4xx never open the circuit', async () => {
+    const { router, fake } = setup([model('m', [deployment('a', 'm')])], { a: () => fail('upstream_bad_request') }, { circuit: { consecutiveFailures: 1 } });
+    for (let index = 0; index < 3; index += 1) {
+      await assert.rejects(router.route(fakeCall('m')), (error: GatewayError) => error.status === 400);
+    }
+    assert.equal(fake.count('a'), 3);
+    assert.equal(await circuitOf(router, 'a'), 'closed');
+  });
+
+  test('a provider running in process keeps no circuit: its failures come from the request', async () => {
+    let status: 'fail' | 'bad' = 'fail';
+    const { router, fake } = setup(
+      [model('m', [deployment('a', 'm')])],
+      { a: () => (status === 'fail' ? fail('upstream_unavailable') : fail('upstream_bad_request')) },
+      { circuit: { consecutiveFailures: 1 }, inProcess: true },
+    );
+    await assert.rejects(router.route(fakeCall('m')), (error: GatewayError) => error.status === 503);
+    await assert.rejects(router.route(fakeCall('m')), (error: GatewayError) => error.status === 503);
+    status = 'bad';
+    await assert.rejects(router.route(fakeCall('m')), (error: GatewayError) => error.status === 400 && error.code === 'upstream_bad_request');
+    assert.equal(fake.count('a'), 7);
+    assert.equal(await circuitOf(router, 'a'), 'closed');
   });
 
   test('every circuit open: 503 upstream_unavailable without calling anyone', async () => {

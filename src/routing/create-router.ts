@@ -142,16 +142,19 @@ export function createRouter(dependencies: RouterDependencies): Router {
           });
           continue;
         }
-        if ((await dependencies.breaker.acquire(deployment)) === 'denied') continue;
+        const provider = dependencies.providers.get(deployment.provider)!;
+        const permission = provider.inProcess ? 'allowed' : await dependencies.breaker.acquire(deployment);
+        if (permission === 'denied') continue;
         progress.attempts += 1;
         call.record.attempts = progress.attempts;
         try {
           const outcome = await runAttempt(attemptContext, {
             call,
             deployment,
-            provider: dependencies.providers.get(deployment.provider)!,
+            provider,
             target: dependencies.catalog.target(deployment.id) ?? fallbackTarget(deployment),
             remainingMs: remainingMs(call),
+            countsFailure: round === 0 || permission === 'probe',
           });
           markServed(call, deployment, progress, model);
           return dependencies.capacity?.recordTokens && deployment.tpm ? countTokens(outcome, deployment) : outcome;

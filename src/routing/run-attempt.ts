@@ -2,7 +2,7 @@ import { GatewayError, isGatewayError } from '../errors/gateway-error.js';
 import { publishCallStep } from '../observability/call-steps.js';
 import type { GatewayCall, Outcome, StreamEvent } from '../pipeline/stage.js';
 import type { DeploymentTarget, Provider } from '../providers/provider.js';
-import { isDeploymentFault, toAttemptError } from './attempt-error.js';
+import { countsAgainstCircuit, isDeploymentFault, toAttemptError } from './attempt-error.js';
 import { capTimeouts, createAttemptSignal, untilAborted, type AttemptSignal } from './attempt-signal.js';
 import type { Deployment } from './catalog-types.js';
 import type { CircuitBreaker } from './circuit-breaker.js';
@@ -26,6 +26,12 @@ export interface AttemptInput {
   target: DeploymentTarget;
   /** Time the request has left (its cap minus what has passed). */
   remainingMs: number;
+  /**
+   * Whether a failure of this attempt is recorded against the circuit. The router sets it for a
+   * call's first attempt on a deployment and for a half-open probe, so one call's retries of the
+   * same deployment count once: `consecutive_failures` then counts failing calls, not attempts.
+   */
+  countsFailure: boolean;
 }
 
 /**
@@ -51,7 +57,7 @@ export async function runAttempt(context: AttemptContext, input: AttemptInput): 
     );
     if (outcome.kind !== 'stream') {
       attemptSignal.dispose();
-      await settle(context, deployment, { ok: true, latencyMs: context.clock.now() - startedAt }, null);
+      await settle(context, input, { ok: true, latencyMs: context.clock.now() - startedAt }, null);
       return outcome;
     }
     iterator = outcome.events[Symbol.asyncIterator]();
@@ -71,11 +77,11 @@ export async function runAttempt(context: AttemptContext, input: AttemptInput): 
     attemptSignal.dispose();
     closeQuietly(iterator);
     if (call.signal.aborted) {
-      await settle(context, deployment, null, null);
+      await settle(context, input, null, null);
       throw cancelledError(call);
     }
     const failure = toAttemptError(error, deployment, attemptSignal.timedOut());
-    await settle(context, deployment, { ok: !isDeploymentFault(failure), latencyMs: context.clock.now() - startedAt }, failure);
+    await settle(context, input, { ok: !isDeploymentFault(failure), latencyMs: context.clock.now() - startedAt }, failure);
     throw failure;
   }
 }
@@ -119,29 +125,34 @@ async function* continueStream(context: AttemptContext, input: AttemptInput, sta
     if (!completed) closeQuietly(state.iterator);
     const latencyMs = context.clock.now() - state.startedAt;
     if (completed) {
-      await settle(context, deployment, { ok: true, latencyMs, timeToFirstTokenMs: state.timeToFirstTokenMs }, null);
+      await settle(context, input, { ok: true, latencyMs, timeToFirstTokenMs: state.timeToFirstTokenMs }, null);
     } else if (failure) {
-      await settle(context, deployment, { ok: !isDeploymentFault(failure), latencyMs }, failure);
+      await settle(context, input, { ok: !isDeploymentFault(failure), latencyMs }, failure);
       context.onStreamFailure(call, failure);
     } else {
       // The consumer stopped early (client left, or a stage ended the stream): no verdict on the deployment.
-      await settle(context, deployment, null, null);
+      await settle(context, input, null, null);
       if (cancelled && isGatewayError(call.signal.reason)) context.onStreamFailure(call, call.signal.reason);
     }
   }
 }
 
-/** Health sample plus circuit verdict. A failure that is not the deployment's fault (a bad request) still proves it is up. */
+/**
+ * Health sample plus circuit verdict. An answer that is not the deployment's fault (a bad request, a
+ * rate limit) still proves it is up. A provider that keeps no circuit (in process) gets no verdict,
+ * and neither does a retry whose call already counted a failure against this deployment.
+ */
 async function settle(
   context: AttemptContext,
-  deployment: Deployment,
+  input: AttemptInput,
   sample: CallSample | null,
   failure: GatewayError | null,
 ): Promise<void> {
+  const { deployment } = input;
   await tolerate(context, () => context.health.end(deployment.id, sample));
-  if (sample === null) return;
-  if (failure && isDeploymentFault(failure)) await context.breaker.failure(deployment, failure.code);
-  else await context.breaker.success(deployment);
+  if (sample === null || input.provider.inProcess) return;
+  if (failure === null || !countsAgainstCircuit(failure)) await context.breaker.success(deployment);
+  else if (input.countsFailure) await context.breaker.failure(deployment, failure.code);
 }
 
 /**

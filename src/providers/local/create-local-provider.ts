@@ -58,6 +58,7 @@ export function createLocalProvider(options: LocalProviderOptions = {}): LocalPr
   return {
     id: 'local',
     operations: new Set(Object.keys(handlers) as Operation[]),
+    inProcess: true,
     video,
     async invoke(invocation) {
       const operation = invocation.call.operation;

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { type AlertLogger, silentAlertLogger } from '../../../src/alerts/alert-logger.js';
 import { type Alerting, createAlerting } from '../../../src/alerts/create-alerting.js';
 import { createDatabase, type DatabaseHandle } from '../../../src/db/create-database.js';
 import { migrateToLatest } from '../../../src/db/migrate.js';
@@ -33,6 +34,8 @@ export interface AlertsTestAppOptions {
   smtpUrl?: string;
   deliveryTimeoutMs?: number;
   lookup?: HostLookup;
+  /** Receives the alerts feature's log lines (silent by default). */
+  logger?: AlertLogger;
 }
 
 /**
@@ -67,7 +70,7 @@ export async function startAlertsTestApp(options: AlertsTestAppOptions): Promise
     db: database.db,
     secretBox: createSecretBox(randomBytes(32)),
     eventBus,
-    logger: { info() {}, warn() {}, error() {} },
+    logger: options.logger ?? silentAlertLogger,
     config: { smtpUrl: options.smtpUrl, smtpFrom: 'gw alerts <alerts@gw.test>', webhookAllowedHosts: options.allowedHosts ?? [], webhookCaFile: options.caFile },
     deliveryTimeoutMs: options.deliveryTimeoutMs,
     lookup: options.lookup,

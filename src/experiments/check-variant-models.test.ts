@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { GatewayError } from '../errors/gateway-error.js';
+import { checkVariantModels, type ChatModelDirectory } from './check-variant-models.js';
+
+const catalog: ChatModelDirectory = {
+  has: (model) => ['local-chat', 'local-chat-mini', 'local-embed'].includes(model),
+  supports: (model) => model !== 'local-embed',
+};
+
+function paramOf(run: () => void): string | undefined {
+  try {
+    run();
+  } catch (error) {
+    assert.ok(error instanceof GatewayError);
+    assert.equal(error.code, 'invalid_request');
+    return error.param;
+  }
+  return undefined;
+}
+
+test('a variant naming a model the gateway does not serve is rejected, naming variants[i].model', () => {
+  const variants = [
+    { name: 'a', weight: 1, model: 'local-chat' },
+    { name: 'b', weight: 1, model: 'nonexistent-model' },
+  ];
+  assert.equal(paramOf(() => checkVariantModels(variants, catalog, null)), 'variants[1].model');
+});
+
+test('a model that cannot chat, or that the org has not enabled, is rejected', () => {
+  assert.equal(paramOf(() => checkVariantModels([{ name: 'a', weight: 1, model: 'local-embed' }], catalog, null)), 'variants[0].model');
+  assert.equal(paramOf(() => checkVariantModels([{ name: 'a', weight: 1, model: 'local-chat-mini' }], catalog, ['local-chat'])), 'variants[0].model');
+});
+
+test('known, enabled chat models and variants without a model pass', () => {
+  const variants = [
+    { name: 'a', weight: 1 },
+    { name: 'b', weight: 1, model: 'local-chat-mini' },
+  ];
+  assert.equal(paramOf(() => checkVariantModels(variants, catalog, null)), undefined);
+  assert.equal(paramOf(() => checkVariantModels(variants, catalog, ['local-chat-mini'])), undefined);
+});
