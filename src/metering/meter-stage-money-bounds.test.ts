@@ -1,97 +1,33 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { nextTurn } from '../../test/helpers/deferred.js';
-import { createDatabase, type DatabaseHandle } from '../db/create-database.js';
-import { migrateToLatest } from '../db/migrate.js';
+import { createMeterHarness, testAuth, testChatCall, type MeterHarness } from '../../test/helpers/meter-harness.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { createEventBus, type GatewayEvent } from '../lib/event-bus.js';
 import type { GatewayCall, Next } from '../pipeline/stage.js';
 import type { Usage } from '../protocol/usage.js';
-import { DEFAULT_ORG_SETTINGS, type AuthContext, type Budget } from '../tenancy/tenancy-types.js';
+import type { AuthContext } from '../tenancy/tenancy-types.js';
 import { createAllowanceSpendGate } from './allowance-spend-gate.js';
 import { createMemorySpendGate } from './memory-spend-gate.js';
-import { createMeterStage } from './meter-stage.js';
 import { MAX_CREDITED_NANOS, MAX_TOP_UP_NANOS } from './money-limits.js';
-import { createOrgCredits, type OrgCredits } from './org-credits.js';
-import { createPricingCatalog, type PricingCatalog } from './pricing-catalog.js';
-import type { SpendGate } from './spend-gate.js';
-import { createSqlSpendLedger, type SpendLedger } from './spend-ledger.js';
-import { createSpendSeeder } from './spend-seeder.js';
-import { createTokenCounter } from './token-counter.js';
+import type { OrgCredits } from './org-credits.js';
 
-let database: DatabaseHandle;
-let pricing: PricingCatalog;
-const ledgers: SpendLedger[] = [];
-
+let harness: MeterHarness;
 before(async () => {
-  database = await createDatabase('sqlite::memory:');
-  await migrateToLatest(database.db);
-  pricing = await createPricingCatalog({
-    db: database.db,
-    defaults: {
-      // 1 nano per input token, 10 per output token.
-      'test-chat': { inputPerMillion: '0.001', outputPerMillion: '0.01', maxOutputTokens: 100 },
-      // No output cap in the price: the reservation assumes 4096 output tokens.
-      'uncapped-chat': { inputPerMillion: '0.001', outputPerMillion: '0.01' },
-      // One prompt token costs 1,000,000 USD: any prompt is past what a counter holds exactly.
-      'absurd-chat': { inputPerMillion: '1000000000000', outputPerMillion: '0.01' },
-    },
+  harness = await createMeterHarness({
+    // 1 nano per input token, 10 per output token.
+    'test-chat': { inputPerMillion: '0.001', outputPerMillion: '0.01', maxOutputTokens: 100 },
+    // No output cap in the price: the reservation assumes 4096 output tokens.
+    'uncapped-chat': { inputPerMillion: '0.001', outputPerMillion: '0.01' },
+    // One prompt token costs 1,000,000 USD: any prompt is past what a counter holds exactly.
+    'absurd-chat': { inputPerMillion: '1000000000000', outputPerMillion: '0.01' },
   });
 });
-after(async () => {
-  for (const ledger of ledgers) await ledger.close();
-  await database.close();
-});
+after(() => harness.close());
 
-let sequence = 0;
-function auth(options: { keyBudget?: Budget } = {}): AuthContext {
-  const orgId = `money-org-${++sequence}`;
-  return {
-    org: { id: orgId, name: orgId, tier: 'tier1', customLimits: {}, enabledModels: null, budget: null, settings: { ...DEFAULT_ORG_SETTINGS }, createdAt: 0 },
-    team: null,
-    key: {
-      id: `key-${orgId}`, orgId, teamId: null, name: 'k', alias: 'sk-...wxyz', role: 'inference', status: 'active',
-      budget: options.keyBudget ?? null, userBudget: null, limits: {}, userLimits: null, allowedModels: null, createdAt: 0, lastUsedAt: null, revokedAt: null,
-    },
-  };
-}
-
+const auth = testAuth;
+const setup: MeterHarness['setup'] = (gate, wrapLedger) => harness.setup(gate, wrapLedger);
 function chatCall(context: AuthContext, body: Record<string, unknown> = {}, model = 'test-chat'): GatewayCall {
-  return {
-    requestId: `money-req-${++sequence}`,
-    operation: 'chat',
-    auth: context,
-    model,
-    request: { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 50, ...body },
-    stream: false,
-    includeUsage: false,
-    user: undefined,
-    signal: new AbortController().signal,
-    startedAt: 0,
-    record: { headers: {} },
-  };
-}
-
-function setup(gateOverride?: SpendGate, ledgerOverride?: (ledger: SpendLedger) => SpendLedger) {
-  const gate = gateOverride ?? createMemorySpendGate({ sweepIntervalMs: 0 });
-  const ledger = createSqlSpendLedger({ db: database.db, intervalMs: 10_000 });
-  ledgers.push(ledger);
-  const seeder = createSpendSeeder({ gate, ledger });
-  const events = createEventBus();
-  const published: GatewayEvent[] = [];
-  events.subscribe((event) => published.push(event));
-  const errors: string[] = [];
-  const stage = createMeterStage({
-    pricing,
-    gate,
-    seeder,
-    ledger: ledgerOverride ? ledgerOverride(ledger) : ledger,
-    events,
-    tokens: createTokenCounter(),
-    onError: (_error, context) => void errors.push(context),
-  });
-  const credits = createOrgCredits({ db: database.db, gate, seeder });
-  return { gate, ledger, stage, credits, published, errors };
+  return testChatCall(context, { body, model });
 }
 
 /** Answers with `usage`, noting what the call's accounts held while it ran. */
@@ -236,7 +172,7 @@ test('a key its budget blocks short of 100% sends the CRITICAL threshold once, s
   assert.equal(details.budget, '0.000040000');
   assert.equal(details.available_usd, '0.000006000');
   assert.match(String(details.required_usd), /^0\.0000100\d\d$/);
-  assert.equal(details.key_alias, 'sk-...wxyz');
+  assert.equal(details.key_alias, 'sk-...abcd');
 });
 
 test('a blocked alert and a later crossing of 100% share one marker: CRITICAL fires once per period', async () => {
@@ -258,8 +194,8 @@ test('a blocked alert and a later crossing of 100% share one marker: CRITICAL fi
 
 test('top-ups: validated before anything is written; the credited total is bounded; concurrent top-ups cannot both pass', async () => {
   const { credits } = setup();
-  const orgId = `money-org-${++sequence}`;
-  const rows = async () => (await database.db.selectFrom('credit_transactions').select('id').where('org_id', '=', orgId).execute()).length;
+  const orgId = testAuth().org.id;
+  const rows = async () => (await harness.database.db.selectFrom('credit_transactions').select('id').where('org_id', '=', orgId).execute()).length;
   await assert.rejects(credits.topUp(orgId, MAX_TOP_UP_NANOS + 1, null), (error: GatewayError) => error.status === 400 && error.param === 'amount_usd');
   assert.equal(await rows(), 0);
   for (let index = 0; index < 8; index++) await credits.topUp(orgId, MAX_TOP_UP_NANOS, null);

@@ -1,87 +1,35 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { deferred, nextTurn } from '../../test/helpers/deferred.js';
-import { createDatabase, type DatabaseHandle } from '../db/create-database.js';
-import { migrateToLatest } from '../db/migrate.js';
+import { createMeterHarness, testAuth, testChatCall, type MeterHarness } from '../../test/helpers/meter-harness.js';
 import { GatewayError } from '../errors/gateway-error.js';
-import { createEventBus, type GatewayEvent } from '../lib/event-bus.js';
+import { createEventBus } from '../lib/event-bus.js';
 import { createAdmissionGateStage } from '../pipeline/admission.js';
 import { composeStages } from '../pipeline/compose-stages.js';
 import type { GatewayCall, Next, Outcome, StreamEvent } from '../pipeline/stage.js';
-import { DEFAULT_ORG_SETTINGS, type AuthContext, type Budget } from '../tenancy/tenancy-types.js';
+import type { AuthContext } from '../tenancy/tenancy-types.js';
 import { createAllowanceSpendGate } from './allowance-spend-gate.js';
 import { createMemorySpendGate } from './memory-spend-gate.js';
 import { createMeterStage } from './meter-stage.js';
-import { createOrgCredits } from './org-credits.js';
-import { createPricingCatalog, type PricingCatalog } from './pricing-catalog.js';
 import type { SpendGate } from './spend-gate.js';
-import { createSqlSpendLedger, type SpendLedger } from './spend-ledger.js';
 import { createSpendSeeder } from './spend-seeder.js';
 import { createTokenCounter } from './token-counter.js';
 import type { CallSignal } from '../lib/call-signal.js';
 
-let database: DatabaseHandle;
-let pricing: PricingCatalog;
-const ledgers: SpendLedger[] = [];
-
+let harness: MeterHarness;
 before(async () => {
-  database = await createDatabase('sqlite::memory:');
-  await migrateToLatest(database.db);
-  pricing = await createPricingCatalog({
-    db: database.db,
-    defaults: {
-      // 1 nano per input token, 10 per output token: costs are easy to read.
-      'test-chat': { inputPerMillion: '0.001', outputPerMillion: '0.01', maxOutputTokens: 100 },
-      'half-priced': { inputPerMillion: '0.001' },
-    },
+  harness = await createMeterHarness({
+    // 1 nano per input token, 10 per output token: costs are easy to read.
+    'test-chat': { inputPerMillion: '0.001', outputPerMillion: '0.01', maxOutputTokens: 100 },
+    'half-priced': { inputPerMillion: '0.001' },
   });
 });
-after(async () => {
-  for (const ledger of ledgers) await ledger.close();
-  await database.close();
-});
+after(() => harness.close());
 
-let sequence = 0;
-function auth(options: { orgId?: string; keyBudget?: Budget; allowUnpriced?: boolean } = {}): AuthContext {
-  const orgId = options.orgId ?? `org-${++sequence}`;
-  return {
-    org: { id: orgId, name: orgId, tier: 'tier1', customLimits: {}, enabledModels: null, budget: null, settings: { ...DEFAULT_ORG_SETTINGS, allowUnpricedModels: options.allowUnpriced ?? false }, createdAt: 0 },
-    team: null,
-    key: {
-      id: `key-${orgId}`, orgId, teamId: null, name: 'k', alias: 'sk-...abcd', role: 'inference', status: 'active',
-      budget: options.keyBudget ?? null, userBudget: null, limits: {}, userLimits: null, allowedModels: null, createdAt: 0, lastUsedAt: null, revokedAt: null,
-    },
-  };
-}
-
+const auth = testAuth;
+const setup = (gate?: SpendGate) => harness.setup(gate);
 function chatCall(context: AuthContext, overrides: Partial<GatewayCall> = {}, body: Record<string, unknown> = {}): GatewayCall {
-  return {
-    requestId: `req-${++sequence}`,
-    operation: 'chat',
-    auth: context,
-    model: 'test-chat',
-    request: { model: 'test-chat', messages: [{ role: 'user', content: 'hi' }], max_tokens: 50, ...body },
-    stream: false,
-    includeUsage: false,
-    user: undefined,
-    signal: new AbortController().signal,
-    startedAt: 0,
-    record: { headers: {} },
-    ...overrides,
-  };
-}
-
-function setup(gateOverride?: SpendGate) {
-  const gate = gateOverride ?? createMemorySpendGate({ sweepIntervalMs: 0 });
-  const ledger = createSqlSpendLedger({ db: database.db, intervalMs: 10_000 });
-  ledgers.push(ledger);
-  const seeder = createSpendSeeder({ gate, ledger });
-  const events = createEventBus();
-  const published: GatewayEvent[] = [];
-  events.subscribe((event) => published.push(event));
-  const stage = createMeterStage({ pricing, gate, seeder, ledger, events, tokens: createTokenCounter() });
-  const credits = createOrgCredits({ db: database.db, gate, seeder });
-  return { gate, ledger, stage, credits, published };
+  return testChatCall(context, { overrides, body });
 }
 
 const jsonAnswer = (usage = { inputTokens: 7, outputTokens: 3 }): Next => async () => ({ kind: 'json', body: { choices: [] }, usage });
@@ -113,7 +61,7 @@ test('the answer does not wait for the counter write; until it lands the hold st
     });
   const { credits, ledger } = setup(gate);
   const replays: unknown[] = [];
-  const stage = createMeterStage({ pricing, gate, seeder: createSpendSeeder({ gate, ledger }), ledger, events: createEventBus(), tokens: createTokenCounter(), deferGateWrite: (write) => void replays.push(write) });
+  const stage = createMeterStage({ pricing: harness.pricing, gate, seeder: createSpendSeeder({ gate, ledger }), ledger, events: createEventBus(), tokens: createTokenCounter(), deferGateWrite: (write) => void replays.push(write) });
   const context = auth();
   await credits.topUp(context.org.id, 1_000_000, 'test');
 
