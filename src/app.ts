@@ -262,6 +262,21 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     logger,
   });
 
+  // The catalog as the edge, the A/B test stage (variant models) and the experiment routes read it.
+  const localOperations = new Map(LOCAL_MODELS.map((model) => [model.id, model.operations]));
+  const models: ModelDirectory = {
+    has: (modelId) => catalog.get(modelId) !== undefined,
+    supports(modelId, operation) {
+      const route = catalog.get(modelId);
+      if (!route) return false;
+      return route.deployments.some((deployment) => {
+        if (!deployment.enabled) return false;
+        if (deployment.provider === 'local') return localOperations.get(deployment.upstreamModel)?.includes(operation) ?? false;
+        return providers.get(deployment.provider)?.operations.has(operation) ?? false;
+      });
+    },
+  };
+
   // Guardrails, prompt templates, A/B tests and the response cache (issue 5).
   const featureErrors = (error: unknown, context: string) => logger.error({ err: error }, context);
   const guardrails = createGuardrails({
@@ -274,7 +289,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     onError: featureErrors,
   });
   const templates = createTemplates({ db: database.db, changes });
-  const experiments = createExperiments({ db: database.db, changes, statsFlushIntervalMs: logFlushIntervalMs, onError: featureErrors });
+  const experiments = createExperiments({ db: database.db, models, changes, statsFlushIntervalMs: logFlushIntervalMs, onError: featureErrors });
   const caching = createCaching({ redis, onError: featureErrors });
 
   // Admission (pipeline/admission.ts): the key confirmation and the rate limit are asked at once and
@@ -315,19 +330,6 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     }),
   ) as Record<Operation, Next>;
 
-  const localOperations = new Map(LOCAL_MODELS.map((model) => [model.id, model.operations]));
-  const models: ModelDirectory = {
-    has: (modelId) => catalog.get(modelId) !== undefined,
-    supports(modelId, operation) {
-      const route = catalog.get(modelId);
-      if (!route) return false;
-      return route.deployments.some((deployment) => {
-        if (!deployment.enabled) return false;
-        if (deployment.provider === 'local') return localOperations.get(deployment.upstreamModel)?.includes(operation) ?? false;
-        return providers.get(deployment.provider)?.operations.has(operation) ?? false;
-      });
-    },
-  };
   const firstModelFor = (operation: Operation) => () => catalog.list().find((model) => models.supports(model.id, operation))?.id;
 
   let inflightCount = 0;

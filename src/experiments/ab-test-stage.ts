@@ -6,10 +6,15 @@ import type { ExperimentStatsRecorder } from './experiment-stats-recorder.js';
 import type { Experiment } from './experiment-types.js';
 import type { ExperimentStore } from './sql-experiment-store.js';
 import { admitted } from '../pipeline/admission.js';
+import { isModelVisible } from '../tenancy/model-visibility.js';
+import type { AuthContext } from '../tenancy/tenancy-types.js';
+import type { ChatModelDirectory } from './check-variant-models.js';
 
 export interface AbTestStageDeps {
   store: Pick<ExperimentStore, 'listActive' | 'peekActive'>;
   stats: Pick<ExperimentStatsRecorder, 'record'>;
+  /** The catalog as it is now: a variant's model may have been removed since the experiment was written. */
+  models: ChatModelDirectory;
   random?: () => number;
 }
 
@@ -18,6 +23,7 @@ export interface AbTestStageDeps {
  * The variant may change the model, pin a template version and override parameters. Outcome
  * (error, latency, tokens, cost) is read from call.record once the call has settled, which for a
  * stream is when it ends; metering, further in, has written usage and cost by then.
+ * A call whose variant names a model the caller may not use is left out of the experiment.
  */
 export function createAbTestStage(deps: AbTestStageDeps): Stage {
   return {
@@ -45,8 +51,12 @@ export function createAbTestStage(deps: AbTestStageDeps): Stage {
     );
     if (!experiment) return next(call);
     const variant = assignVariant(experiment, call.user, deps.random);
-    const changed: Record<string, unknown> = { ...request, ...(variant.parameters ?? {}) };
     const model = variant.model ?? call.model;
+    // The edge checked the caller's model, not the variant's: one the key, team or org may not use,
+    // or that is no longer served for chat, must not be reached through the experiment. Such a call
+    // takes no part in it: it runs as sent, without the x-gw-ab-test header or a stats entry.
+    if (model !== call.model && !mayRunVariantModel(call.auth, model, deps.models)) return next(call);
+    const changed: Record<string, unknown> = { ...request, ...(variant.parameters ?? {}) };
     changed.model = model;
     if (experiment.targetKind === 'template') {
       changed.gw_prompt_template_id = experiment.target;
@@ -69,6 +79,11 @@ export function createAbTestStage(deps: AbTestStageDeps): Stage {
     }
     return { kind: 'stream', events: tapStream(outcome.events, { onEnd: ({ completed }) => settle(!completed) }) };
   }
+}
+
+/** The same rule as the edge's model check (tenancy/model-visibility.ts, as the edge uses in http/model-access.ts), for the model a variant swaps in. */
+function mayRunVariantModel(auth: AuthContext, model: string, models: ChatModelDirectory): boolean {
+  return models.has(model) && models.supports(model, 'chat') && isModelVisible(auth, model);
 }
 
 function recordOutcome(deps: AbTestStageDeps, experiment: Experiment, variant: string, call: GatewayCall, error: boolean): void {

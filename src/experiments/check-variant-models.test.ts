@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { GatewayError } from '../errors/gateway-error.js';
-import { checkVariantModels, type ChatModelDirectory } from './check-variant-models.js';
+import { checkTargetModel, checkVariantModels, type ChatModelDirectory } from './check-variant-models.js';
 
 const catalog: ChatModelDirectory = {
   has: (model) => ['local-chat', 'local-chat-mini', 'local-embed'].includes(model),
@@ -39,4 +39,13 @@ test('known, enabled chat models and variants without a model pass', () => {
   ];
   assert.equal(paramOf(() => checkVariantModels(variants, catalog, null)), undefined);
   assert.equal(paramOf(() => checkVariantModels(variants, catalog, ['local-chat-mini'])), undefined);
+});
+
+test("a model experiment's target must be a served, chat-capable model the org has enabled, named 'target'", () => {
+  assert.equal(paramOf(() => checkTargetModel('nonexistent-model', catalog, null)), 'target');
+  assert.equal(paramOf(() => checkTargetModel('local-embed', catalog, null)), 'target');
+  assert.equal(paramOf(() => checkTargetModel('local-chat-mini', catalog, ['local-chat'])), 'target');
+  assert.throws(() => checkTargetModel('nonexistent-model', catalog, null), { message: "Invalid value for 'target': the model 'nonexistent-model' is not served by this gateway." });
+  assert.equal(paramOf(() => checkTargetModel('local-chat', catalog, null)), undefined);
+  assert.equal(paramOf(() => checkTargetModel('local-chat', catalog, ['local-chat'])), undefined);
 });

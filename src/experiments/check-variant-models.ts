@@ -15,17 +15,27 @@ export interface ChatModelDirectory {
  */
 export function checkVariantModels(variants: readonly Variant[], models: ChatModelDirectory, enabledModels: readonly string[] | null): void {
   variants.forEach((variant, index) => {
-    const model = variant.model;
-    if (model === undefined) return;
-    const reason = !models.has(model)
-      ? 'is not served by this gateway'
-      : !models.supports(model, 'chat')
-        ? 'does not support chat completions'
-        : enabledModels !== null && !enabledModels.includes(model)
-          ? 'is not enabled for this organization'
-          : undefined;
-    if (reason === undefined) return;
-    const param = `variants[${index}].model`;
-    throw new GatewayError('invalid_request', `Invalid value for '${param}': the model '${model}' ${reason}.`, { param });
+    if (variant.model !== undefined) checkChatModel(`variants[${index}].model`, variant.model, models, enabledModels);
   });
+}
+
+/**
+ * A model experiment matches calls whose model is its target, and the edge lets through only calls
+ * to models the gateway serves for chat and the org has enabled: any other target would make an
+ * experiment that never runs. Checked at creation (the target cannot be changed afterwards).
+ */
+export function checkTargetModel(target: string, models: ChatModelDirectory, enabledModels: readonly string[] | null): void {
+  checkChatModel('target', target, models, enabledModels);
+}
+
+function checkChatModel(param: string, model: string, models: ChatModelDirectory, enabledModels: readonly string[] | null): void {
+  const reason = !models.has(model)
+    ? 'is not served by this gateway'
+    : !models.supports(model, 'chat')
+      ? 'does not support chat completions'
+      : enabledModels !== null && !enabledModels.includes(model)
+        ? 'is not enabled for this organization'
+        : undefined;
+  if (reason === undefined) return;
+  throw new GatewayError('invalid_request', `Invalid value for '${param}': the model '${model}' ${reason}.`, { param });
 }

@@ -6,6 +6,7 @@ import { createExperimentStatsRecorder, type ExperimentStatsRecorder } from './e
 import { createSqlExperimentStore, type ExperimentStore } from './sql-experiment-store.js';
 import { cacheExperimentStore } from './cached-experiment-store.js';
 import type { ChangeFeed } from '../lib/change-feed.js';
+import type { ChatModelDirectory } from './check-variant-models.js';
 
 export interface Experiments {
   store: ExperimentStore;
@@ -17,6 +18,8 @@ export interface Experiments {
 
 export function createExperiments(options: {
   db: Kysely<Database>;
+  /** The live catalog: a call is not sent to a variant model it no longer serves for chat. */
+  models: ChatModelDirectory;
   statsFlushIntervalMs?: number;
   /** When given, active experiments are read from memory, invalidated on change. */
   changes?: ChangeFeed;
@@ -28,5 +31,5 @@ export function createExperiments(options: {
     intervalMs: options.statsFlushIntervalMs ?? 1000,
     onError: (error) => options.onError?.(error, 'experiment stats write failed; will retry'),
   });
-  return { store, stats, stage: createAbTestStage({ store, stats }), close: () => stats.close() };
+  return { store, stats, stage: createAbTestStage({ store, stats, models: options.models }), close: () => stats.close() };
 }

@@ -1,19 +1,12 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import type { Operation } from '../protocol/endpoints.js';
+import { isModelVisible } from '../tenancy/model-visibility.js';
 import type { AuthContext } from '../tenancy/tenancy-types.js';
 
 /** What the edge needs to know of the catalog: whether a model exists and what it serves. */
 export interface ModelDirectory {
   has(modelId: string): boolean;
   supports(modelId: string, operation: Operation): boolean;
-}
-
-/** A model visible to the caller: in the catalog, enabled for the org, allowed for the team and the key. */
-export function isModelVisible(auth: AuthContext, modelId: string): boolean {
-  if (auth.org.enabledModels && !auth.org.enabledModels.includes(modelId)) return false;
-  if (auth.team?.allowedModels && !auth.team.allowedModels.includes(modelId)) return false;
-  if (auth.key.allowedModels && !auth.key.allowedModels.includes(modelId)) return false;
-  return true;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { isUniqueViolation } from '../../db/is-unique-violation.js';
 import { GatewayError } from '../../errors/gateway-error.js';
-import { type ChatModelDirectory, checkVariantModels } from '../../experiments/check-variant-models.js';
+import { type ChatModelDirectory, checkTargetModel, checkVariantModels } from '../../experiments/check-variant-models.js';
 import type { ExperimentStatsRecorder } from '../../experiments/experiment-stats-recorder.js';
 import { type Experiment, experimentCreateSchema, experimentUpdateSchema, type Variant } from '../../experiments/experiment-types.js';
 import type { ExperimentStore } from '../../experiments/sql-experiment-store.js';
@@ -21,7 +21,7 @@ export interface ExperimentRouteDependencies {
   /** Template experiments are checked against the org's templates and their versions. */
   templates?: Pick<TemplateStore, 'getVersion'>;
   orgExists?(orgId: string): Promise<boolean>;
-  /** Variant models are checked against the catalog (known, chat-capable) and the org's enabled models. */
+  /** Model targets and variant models are checked against the catalog (known, chat-capable) and the org's enabled models. */
   models?: ChatModelDirectory;
   enabledModels?(orgId: string): Promise<readonly string[] | null>;
 }
@@ -52,9 +52,13 @@ export function registerExperimentRoutes(app: FastifyInstance, dependencies: Exp
     }
   }
 
-  async function checkModels(orgId: string, variants: Variant[]): Promise<void> {
-    if (!dependencies.models || variants.every((variant) => variant.model === undefined)) return;
-    checkVariantModels(variants, dependencies.models, (await dependencies.enabledModels?.(orgId)) ?? null);
+  /** `targetModel` is the target of a model experiment being created; variants' models are checked whenever variants are written. */
+  async function checkModels(orgId: string, variants: Variant[], targetModel?: string): Promise<void> {
+    if (!dependencies.models) return;
+    if (targetModel === undefined && variants.every((variant) => variant.model === undefined)) return;
+    const enabledModels = (await dependencies.enabledModels?.(orgId)) ?? null;
+    if (targetModel !== undefined) checkTargetModel(targetModel, dependencies.models, enabledModels);
+    checkVariantModels(variants, dependencies.models, enabledModels);
   }
 
   app.get('/api/admin/experiments', { schema: { tags: ['Experiments'], security: [{ bearerAuth: [] }] } }, async (request) => {
@@ -67,7 +71,7 @@ export function registerExperimentRoutes(app: FastifyInstance, dependencies: Exp
     const body = validateBody(experimentCreateSchema, request.body);
     const orgId = await adminOrg.forPrincipal(principal, body.org_id);
     if (body.target_kind === 'template') await checkTemplateVariants(orgId, body.target, body.variants);
-    await checkModels(orgId, body.variants);
+    await checkModels(orgId, body.variants, body.target_kind === 'model' ? body.target : undefined);
     try {
       const experiment = await store.create({
         orgId,

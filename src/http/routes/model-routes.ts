@@ -6,7 +6,7 @@ import type { ChangeFeed } from '../../lib/change-feed.js';
 import type { ModelList, ModelObject } from '../../protocol/models.js';
 import type { ModelCatalog } from '../../routing/model-catalog.js';
 import { bearerToken } from '../bearer-token.js';
-import { isModelVisible } from '../model-access.js';
+import { isModelVisible } from '../../tenancy/model-visibility.js';
 
 export interface ModelRoutesDependencies {
   keys: KeyAuthenticator;

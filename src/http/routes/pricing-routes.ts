@@ -4,7 +4,7 @@ import { modelPriceSchema, type ModelPrice } from '../../metering/model-price.js
 import type { PriceListEntry, PricingCatalog } from '../../metering/pricing-catalog.js';
 import type { ModelCatalog } from '../../routing/model-catalog.js';
 import type { ManagementAuth } from '../management-auth.js';
-import { isModelVisible } from '../model-access.js';
+import { isModelVisible } from '../../tenancy/model-visibility.js';
 import { pathParam } from '../path-param.js';
 import { validateBody } from '../validate-body.js';
 
