@@ -70,6 +70,22 @@ function stringValueAfterKey(text: JsonText, afterKey: number): StringLiteralSpa
   }
 }
 
+/**
+ * The text a string literal stands for. A literal without escapes is sliced out; one with escapes
+ * (`\"`, `\\`, `\uXXXX`, …) is decoded by JSON.parse of that literal alone, which is native and
+ * cheaper than decoding it here. A malformed literal (a bad escape) is returned as written,
+ * between its quotes.
+ */
+export function stringLiteralText(text: string, span: StringLiteralSpan): string {
+  if (!span.escaped) return text.slice(span.start + 1, span.end - 1);
+  const literal = text.slice(span.start, span.end);
+  try {
+    return JSON.parse(literal) as string;
+  } catch {
+    return literal.slice(1, -1);
+  }
+}
+
 /** Whether some `quotedKey` (e.g. '"usage"') in the text has an object as its value. */
 export function hasObjectValue(text: string, quotedKey: string): boolean {
   let found = text.indexOf(quotedKey);

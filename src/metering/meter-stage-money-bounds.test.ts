@@ -10,6 +10,7 @@ import { createAllowanceSpendGate } from './allowance-spend-gate.js';
 import { createMemorySpendGate } from './memory-spend-gate.js';
 import { MAX_CREDITED_NANOS, MAX_TOP_UP_NANOS } from './money-limits.js';
 import type { OrgCredits } from './org-credits.js';
+import { createTokenCounter } from './token-counter.js';
 
 let harness: MeterHarness;
 before(async () => {
@@ -208,4 +209,30 @@ test('top-ups: validated before anything is written; the credited total is bound
   const balance = await credits.balance(orgId);
   assert.equal(balance.creditedNanos, MAX_CREDITED_NANOS);
   assert.equal(await rows(), 10, 'the refused top-up wrote no row');
+});
+
+test('a JSON answer without usage that only calls tools is charged for its function names and arguments', async () => {
+  const { stage, credits, ledger } = setup();
+  const context = auth();
+  await credits.topUp(context.org.id, 1_000_000, null);
+  const argumentsText = '{"location":"Paris, France","unit":"celsius"}';
+  const call = chatCall(context, { max_tokens: 100 });
+  await stage.run(call, async () => ({
+    kind: 'json',
+    body: {
+      choices: [
+        { message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: argumentsText } }] } },
+        { message: { role: 'assistant', content: null, function_call: { name: 'get_time', arguments: '{}' } } },
+      ],
+    },
+    usage: undefined,
+  }));
+  const tokens = createTokenCounter();
+  const produced = tokens.count(`get_weather${argumentsText}get_time{}`);
+  assert.ok(produced > 0);
+  assert.equal(call.record.usage?.outputTokens, produced, 'every function call counted, none as zero');
+  await nextTurn();
+  const [entry] = await ledger.history(context.org.id, { limit: 1, offset: 0 });
+  assert.equal(entry.units.estimated, true);
+  assert.equal(entry.units.outputTokens, produced);
 });

@@ -20,6 +20,7 @@ import { createPeriodClock } from './spend-periods.js';
 import type { SpendSeeder } from './spend-seeder.js';
 import type { DeferredGateWrite } from './settlement-retry.js';
 import type { TokenCounter } from './token-counter.js';
+import { collectProducedText, type ProducedMessageFields } from './produced-text.js';
 
 export interface MeterStageOptions {
   pricing: PricingCatalog;
@@ -371,14 +372,12 @@ export function createMeterStage(options: MeterStageOptions): Stage {
   };
 }
 
+/** What a JSON answer produced (content, function calls), charged when its upstream reported no usage. */
 function completionText(outcome: Exclude<Outcome, { kind: 'stream' }>): string {
   if (outcome.kind !== 'json') return '';
-  const choices = (outcome.body as { choices?: Array<{ message?: { content?: unknown }; text?: unknown }> } | null)?.choices;
+  const choices = (outcome.body as { choices?: Array<{ message?: ProducedMessageFields; text?: unknown } | null> } | null)?.choices;
   if (!Array.isArray(choices)) return '';
-  let text = '';
-  for (const choice of choices) {
-    const content = choice.message?.content ?? choice.text;
-    if (typeof content === 'string') text += content;
-  }
-  return text;
+  const parts: string[] = [];
+  for (const choice of choices) collectProducedText(choice?.message, choice?.text, parts);
+  return parts.join('');
 }

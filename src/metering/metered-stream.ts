@@ -1,10 +1,15 @@
 import type { StreamEvent } from '../pipeline/stage.js';
 import type { Usage } from '../protocol/usage.js';
-import { nextStringValue } from '../lib/json-text-scan.js';
+import type { ChatCompletionChunk } from '../protocol/chat.js';
+import { nextStringValue, stringLiteralText } from '../lib/json-text-scan.js';
+import { collectProducedText, pushText, type ProducedMessageFields } from './produced-text.js';
 
 export interface StreamEnd {
   usage: Usage | undefined;
-  /** Text of the streamed choices, for calls whose upstream reported no usage at all. */
+  /**
+   * Text of the streamed choices (content, and function calls' names and arguments), for calls
+   * whose upstream reported no usage at all.
+   */
   text: string;
   error: unknown;
   /** The client stopped reading before the end; the rest was drained in the background. */
@@ -32,13 +37,14 @@ export interface StreamMeterHooks {
 }
 
 function collectText(event: StreamEvent, parts: string[]): void {
-  if (event.chunk) {
-    for (const choice of event.chunk.choices ?? []) {
-      const text = choice.delta?.content ?? (choice as { text?: unknown }).text;
-      if (typeof text === 'string' && text.length > 0) parts.push(text);
-    }
-  } else if (event.raw !== undefined) {
-    collectRawText(event.raw, parts);
+  if (event.chunk) collectChunkText(event.chunk, parts);
+  else if (event.raw !== undefined) collectRawText(event.raw, parts);
+}
+
+/** The produced text of a parsed chunk: each choice's delta (or a completion choice's text). */
+function collectChunkText(chunk: ChatCompletionChunk, parts: string[]): void {
+  for (const choice of chunk.choices ?? []) {
+    collectProducedText(choice.delta as ProducedMessageFields | undefined, (choice as { text?: unknown }).text, parts);
   }
 }
 
@@ -46,29 +52,45 @@ function collectText(event: StreamEvent, parts: string[]): void {
 const TEXT_KEYS = ['"content"', '"text"'] as const;
 
 /**
+ * Keys of a function call's produced text, billed as output tokens: its `name` and its `arguments`
+ * fragments, in `delta.tool_calls[].function` and in the legacy `delta.function_call`. In OpenAI
+ * chat chunks neither key occurs anywhere else, so matching the key alone is enough
+ * (https://platform.openai.com/docs/api-reference/chat-streaming/streaming); keys inside the
+ * arguments' own JSON are escaped (`\"name\"`) and never match.
+ */
+const FUNCTION_CALL_KEYS = ['"name"', '"arguments"'] as const;
+
+/**
+ * Begins `"function"`, `"function_call"` and the value `"function"` of a tool call's `type`; every
+ * function call's keys come after one of them. A chunk without it holds no call, so content chunks
+ * pay one search for it and no more.
+ */
+const FUNCTION_CALL_MARK = '"function';
+
+/**
  * Appends the produced text of one chunk's JSON text without parsing the chunk: the string value
- * of every `"content"` and `"text"` key (lib/json-text-scan.ts; `logprobs.content`, an array, is
- * passed over). Only a value holding an escape is decoded, by JSON.parse of that literal alone.
- * Cost per chunk read before usage arrives: two native substring searches over its text and a
- * slice per text found; nothing is kept but the text.
+ * of every `"content"` and `"text"` key, and, when the chunk holds a function call, of every
+ * `"name"` and `"arguments"` key after its start (lib/json-text-scan.ts; `logprobs.content`, an
+ * array, is passed over). A value holding an escape (argument fragments nearly always do: `\"`) is
+ * decoded by JSON.parse of that literal alone, so escaped quotes neither end a value early nor
+ * count as text.
+ * Cost per chunk read before usage arrives: three native substring searches over its text (two
+ * more, from the call's start, in a chunk with a function call), a short scan to the closing quote
+ * and one slice per value found; nothing is kept but the text.
  */
 export function collectRawText(raw: string, parts: string[]): void {
-  for (const key of TEXT_KEYS) {
-    let span = nextStringValue(raw, key);
-    while (span) {
-      const text = span.escaped ? decodeLiteral(raw.slice(span.start, span.end)) : raw.slice(span.start + 1, span.end - 1);
-      if (text.length > 0) parts.push(text);
-      span = nextStringValue(raw, key, span.end);
-    }
-  }
+  collectStringValues(raw, TEXT_KEYS, 0, parts);
+  const callStart = raw.indexOf(FUNCTION_CALL_MARK);
+  if (callStart !== -1) collectStringValues(raw, FUNCTION_CALL_KEYS, callStart, parts);
 }
 
-/** A JSON string literal's text; a malformed one (the upstream's fault) is counted as written. */
-function decodeLiteral(literal: string): string {
-  try {
-    return JSON.parse(literal) as string;
-  } catch {
-    return literal.slice(1, -1);
+function collectStringValues(raw: string, quotedKeys: readonly string[], from: number, parts: string[]): void {
+  for (const key of quotedKeys) {
+    let span = nextStringValue(raw, key, from);
+    while (span) {
+      pushText(stringLiteralText(raw, span), parts);
+      span = nextStringValue(raw, key, span.end);
+    }
   }
 }
 
