@@ -1,4 +1,13 @@
 import { ERROR_CODES, type ErrorCode } from './error-codes.js';
+import type { Usage } from '../protocol/usage.js';
+
+/** What an upstream answered before gw refused to pass the answer on: the meter charges it (docs/money.md). */
+export interface UpstreamAnswer {
+  /** The usage the upstream reported, if it reported any. */
+  usage?: Usage;
+  /** The text it produced (content, refusals, function-call arguments), counted when it reported no usage. */
+  producedText: string;
+}
 
 export interface GatewayErrorOptions {
   /** The request field at fault, as OpenAI reports it in `error.param`. */
@@ -11,6 +20,8 @@ export interface GatewayErrorOptions {
   headers?: Record<string, string>;
   /** The underlying error: logged, never serialised. */
   cause?: unknown;
+  /** Set when the upstream had already answered (a post-call guardrail refused the answer): the call is charged. */
+  upstreamAnswer?: UpstreamAnswer;
 }
 
 /** The one error class of gw. Its status, type and retryability come from the catalog. */
@@ -20,6 +31,7 @@ export class GatewayError extends Error {
   readonly provider: string | undefined;
   readonly details: Record<string, unknown> | undefined;
   readonly headers: Record<string, string> | undefined;
+  readonly upstreamAnswer: UpstreamAnswer | undefined;
 
   constructor(code: ErrorCode, message: string, options: GatewayErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -29,6 +41,7 @@ export class GatewayError extends Error {
     this.provider = options.provider;
     this.details = options.details;
     this.headers = options.headers;
+    this.upstreamAnswer = options.upstreamAnswer;
   }
 
   get status(): number {

@@ -20,6 +20,8 @@ export interface GuardrailsOptions {
   logFlushIntervalMs?: number;
   logBatchSize?: number;
   onError?(error: unknown, context: string): void;
+  /** A webhook guardrail that failed (the call gets a 503, and nothing is logged as a block). */
+  onWarning?(context: Record<string, unknown>, message: string): void;
 }
 
 export interface Guardrails {
@@ -41,7 +43,7 @@ export function createGuardrails(options: GuardrailsOptions): Guardrails {
     write: (entries) => store.appendLogs(entries),
     onError: (error) => options.onError?.(error, 'guardrail log write failed; will retry'),
   });
-  const deps = { store, eventBus: options.eventBus, logWriter, post: options.post };
+  const deps = { store, eventBus: options.eventBus, logWriter, post: options.post, warn: options.onWarning };
   return {
     store,
     logWriter,

@@ -6,13 +6,47 @@ export function compilePatterns(patterns: readonly string[], caseInsensitive: bo
   return patterns.map((pattern) => new RegExp(pattern, caseInsensitive ? 'gi' : 'g'));
 }
 
+/**
+ * A custom pattern runs on windows of at most REGEX_WINDOW characters, overlapping by REGEX_OVERLAP.
+ * Even a pattern assertSafeRegex admits, such as `[a-z]+@corp`, tries every start against the rest of
+ * a long run of letters: quadratic in the run, minutes on a megabyte. Windows bound that to
+ * REGEX_WINDOW steps per character. A match touching a window's inner edge, where `\b`, `^` or `$`
+ * would see a cut instead of the text, is taken from the neighbouring window that sees it with its
+ * context; so a match up to REGEX_OVERLAP - 2 characters long is found exactly as on the whole text,
+ * and a longer one that crosses an edge is found only in part.
+ */
+export const REGEX_WINDOW = 1024;
+export const REGEX_OVERLAP = 256;
+
+export function regexWindows(length: number): Array<{ start: number; end: number }> {
+  const windows: Array<{ start: number; end: number }> = [];
+  for (let start = 0; ; start += REGEX_WINDOW - REGEX_OVERLAP) {
+    const end = Math.min(start + REGEX_WINDOW, length);
+    windows.push({ start, end });
+    if (end === length) return windows;
+  }
+}
+
 export function detectRegex(text: string, patterns: readonly RegExp[], type: string): Finding[] {
   const findings: Finding[] = [];
+  const windows = regexWindows(text.length);
   for (const pattern of patterns) {
-    for (const match of text.matchAll(new RegExp(pattern))) {
-      // An empty match marks nothing and would loop forever in a manual exec loop; matchAll advances past it.
-      if (match[0].length === 0) continue;
-      findings.push({ start: match.index, end: match.index + match[0].length, type });
+    let reach = 0;
+    for (const [position, window] of windows.entries()) {
+      const previousEnd = windows[position - 1]?.end ?? -Infinity;
+      const nextStart = windows[position + 1]?.start ?? Infinity;
+      for (const match of text.slice(window.start, window.end).matchAll(new RegExp(pattern))) {
+        // An empty match marks nothing and would loop forever in a manual exec loop; matchAll advances past it.
+        if (match[0].length === 0) continue;
+        const start = window.start + match.index;
+        const end = start + match[0].length;
+        if (start < reach) continue; // already found in the previous window's overlap
+        if (start === window.start && end < previousEnd) continue; // the previous window saw it with its left context
+        if (end === window.end && start > nextStart) continue; // the next window sees it with its right context
+
+        findings.push({ start, end, type });
+        reach = end;
+      }
     }
   }
   return findings;

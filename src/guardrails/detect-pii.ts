@@ -101,7 +101,9 @@ const NUMBER_SEPARATORS = new Set([32, 45, 46, 40, 41]); // space - . ( )
 
 /**
  * Scans maximal runs of digits and separators once, then classifies each run as a card number
- * (Luhn), a US SSN, an IPv4 address or a phone number.
+ * (Luhn), a US SSN, an IPv4 address or a phone number. A run that does not classify whole is tried
+ * in space-separated windows (see classifyWindows), so a number written next to another one, such
+ * as a card followed by its CVC, is still found.
  */
 function findNumberRuns(text: string, wanted: ReadonlySet<PiiType>): Finding[] {
   const findings: Finding[] = [];
@@ -123,19 +125,121 @@ function findNumberRuns(text: string, wanted: ReadonlySet<PiiType>): Finding[] {
       end++;
     }
     while (end > index && !isDigit(text.charCodeAt(end - 1))) end--;
-    if (!isWordCharAt(text, end)) {
-      const type = classifyNumberRun(text.slice(index, end), wanted);
-      if (type) findings.push({ start: index, end, type });
-    }
+    const gluedToWord = isWordCharAt(text, end);
+    // Nothing classifiable is longer than 19 digits with a separator or two between each (a long run is
+    // digit soup, left to the windows), so such a run is not sliced and split whole.
+    const classifiable = !gluedToWord && end - index <= MAX_PII_DIGITS * 3;
+    const type = classifiable ? classifyNumberRun(text.slice(index, end), wanted) : undefined;
+    if (type) findings.push({ start: index, end, type });
+    else findings.push(...classifyWindows(text, index, end, gluedToWord, wanted));
     index = Math.max(end, index + 1);
   }
   return findings;
 }
 
+/** Longest number any classifier accepts (a 19-digit card), and the most space-separated tokens it is written in. */
+const MAX_PII_DIGITS = 19;
+const MAX_WINDOW_TOKENS = 6;
+
+/**
+ * Splits a run that did not classify whole at its spaces and classifies windows of consecutive
+ * tokens, longest first from each start, keeping windows that do not overlap. Only spaces split:
+ * splitting inside a dotted or dashed token would read `1.2.3.4.5` as an address or a long id as an
+ * SSN. A window classifies exactly as the same text standing alone would, so this finds no shape the
+ * whole-run check would not. A window holds at most MAX_PII_DIGITS digits and MAX_WINDOW_TOKENS
+ * tokens, so each token is visited a bounded number of times and digit soup stays linear.
+ */
+function classifyWindows(text: string, start: number, end: number, gluedToWord: boolean, wanted: ReadonlySet<PiiType>): Finding[] {
+  const tokens = spaceSeparatedTokens(text, start, end);
+  // A last token glued to a following word (`2nd`) is not a whole number; the tokens before it still are.
+  if (gluedToWord) tokens.pop();
+  const findings: Finding[] = [];
+  let first = 0;
+  while (first < tokens.length) {
+    const found = longestWindowFrom(text, tokens, first, wanted);
+    if (found) {
+      findings.push(found.finding);
+      first = found.next;
+    } else {
+      first++;
+    }
+  }
+  return findings;
+}
+
+interface NumberToken {
+  start: number;
+  end: number;
+  digits: number;
+}
+
+function spaceSeparatedTokens(text: string, start: number, end: number): NumberToken[] {
+  const tokens: NumberToken[] = [];
+  let index = start;
+  while (index < end) {
+    while (index < end && text.charCodeAt(index) === 32) index++;
+    const tokenStart = index;
+    let digits = 0;
+    while (index < end && text.charCodeAt(index) !== 32) {
+      if (isDigit(text.charCodeAt(index))) digits++;
+      index++;
+    }
+    if (digits > 0) tokens.push({ start: tokenStart, end: index, digits });
+  }
+  return tokens;
+}
+
+function longestWindowFrom(
+  text: string,
+  tokens: readonly NumberToken[],
+  first: number,
+  wanted: ReadonlySet<PiiType>,
+): { finding: Finding; next: number } | undefined {
+  let last = first;
+  let digits = tokens[first].digits;
+  while (last + 1 < tokens.length && last + 1 - first < MAX_WINDOW_TOKENS && digits + tokens[last + 1].digits <= MAX_PII_DIGITS) {
+    last++;
+    digits += tokens[last].digits;
+  }
+  for (; last >= first; digits -= tokens[last].digits, last--) {
+    const start = tokens[first].start;
+    let end = tokens[last].end;
+    // The run never ends on a separator, but a window may (`(555) 123-4567. 2` ends its window at `.`).
+    while (!isDigit(text.charCodeAt(end - 1))) end--;
+    if (!windowMayClassify(text, start, end, digits, last === first)) continue;
+    const type = classifyNumberRun(text.slice(start, end), wanted);
+    if (type) return { finding: { start, end, type }, next: last + 1 };
+  }
+  return undefined;
+}
+
+/**
+ * Cheap shape filter run before a window is sliced and classified, so digit soup (`12 12 12 …`)
+ * never reaches the classifier. Mirrors classifyNumberRun: a window spanning spaces can only be an
+ * international phone (`+`, 8+ digits), a card (13+ digits opening with a group of four) or a
+ * national phone (10-11 digits ending in a group of four); one token needs at least an address's 4 digits.
+ */
+function windowMayClassify(text: string, start: number, end: number, digits: number, singleToken: boolean): boolean {
+  if (singleToken) return digits >= 4;
+  if (text.charCodeAt(start) === 43) return digits >= 8;
+  if (digits >= 13) return digitsInRow(text, start, 1) === 4;
+  return digits >= 10 && digitsInRow(text, end - 1, -1) === 4;
+}
+
+/** How many digits in a row from `index` in direction `step`, counting at most five. */
+function digitsInRow(text: string, index: number, step: 1 | -1): number {
+  let count = 0;
+  while (count < 5 && isDigit(text.charCodeAt(index + count * step))) count++;
+  return count;
+}
+
 function classifyNumberRun(run: string, wanted: ReadonlySet<PiiType>): PiiType | undefined {
   const digits = run.replace(/\D/g, '');
   const groups = run.split(/[^0-9]+/).filter((group) => group.length > 0);
-  if (wanted.has('credit_card') && digits.length >= 13 && digits.length <= 19 && /^[0-9 -]+$/.test(run) && luhnValid(digits)) {
+  // Printed card numbers open with a group of four (4-4-4-4, 4-6-5); without that, one in ten runs of
+  // unrelated numbers (`200 300 400 …`) would pass Luhn by chance.
+  const cardGrouping = groups.length === 1 || groups[0].length === 4;
+  if (wanted.has('credit_card') && digits.length >= 13 && digits.length <= 19 && cardGrouping && /^[0-9 -]+$/.test(run) && luhnValid(digits)) {
     return 'credit_card';
   }
   if (wanted.has('ssn') && /^\d{3}-\d{2}-\d{4}$/.test(run)) {

@@ -14,8 +14,14 @@ export interface GuardrailOutcome {
   /** Finding types, never matched content: safe for logs and events. */
   types: string[];
   reason?: string;
-  /** Block whatever the configured action (a webhook said block, or could not be asked). */
+  /** Block whatever the configured action (a webhook said block). */
   forceBlock?: boolean;
+  /**
+   * The webhook gave no decision: the call was cancelled while it was asked (the client left, the
+   * time cap passed), or it failed (unreachable, timed out, non-2xx, malformed answer) and the
+   * guardrail fails closed. Neither says anything about the content, so neither is a block.
+   */
+  unanswered?: { cancelled: boolean; cause: unknown };
 }
 
 export interface EvaluationContext {
@@ -107,9 +113,10 @@ async function evaluateWebhook(guardrail: Guardrail, texts: string[], context: E
       return { triggered: true, texts: answer.texts, types: ['webhook'], reason: answer.reason ?? 'redacted by webhook' };
     }
     return { triggered: true, texts, types: ['webhook'], reason: answer.reason ?? 'blocked by webhook', forceBlock: true };
-  } catch {
-    // Fail closed by default: an unreachable policy service must not wave content through.
+  } catch (error) {
+    if (context.signal?.aborted) return { triggered: false, texts, types: [], unanswered: { cancelled: true, cause: error } };
     if (config.fail_open === true) return { triggered: false, texts, types: [] };
-    return { triggered: true, texts, types: ['webhook_unavailable'], reason: 'the guardrail webhook could not be reached', forceBlock: true };
+    // Fail closed by default: an unreachable policy service must not wave content through.
+    return { triggered: false, texts, types: [], unanswered: { cancelled: false, cause: error } };
   }
 }

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { GatewayError } from '../errors/gateway-error.js';
 import { createEventBus, type GatewayEvent } from '../lib/event-bus.js';
-import type { GatewayCall, Outcome } from '../pipeline/stage.js';
+import type { GatewayCall, Outcome, StreamEvent } from '../pipeline/stage.js';
 import { chatCompletion, collect, fakeCall, rawStream, streamText } from '../../test/features/fake-gateway-call.js';
 import type { Guardrail } from './guardrail-types.js';
 import { createInputGuardrailStage } from './input-guardrail-stage.js';
@@ -18,8 +18,15 @@ function setup(guardrails: Guardrail[], post?: (url: string, body: unknown) => P
   const events: GatewayEvent[] = [];
   const eventBus = createEventBus();
   eventBus.subscribe((event) => events.push(event));
-  const deps = { store: { list: async () => guardrails }, eventBus, logWriter: { add: (entry: GuardrailLogEntry) => void logs.push(entry) }, post };
-  return { input: createInputGuardrailStage(deps), output: createOutputGuardrailStage(deps), logs, events };
+  const warnings: Array<{ context: Record<string, unknown>; message: string }> = [];
+  const deps = {
+    store: { list: async () => guardrails },
+    eventBus,
+    logWriter: { add: (entry: GuardrailLogEntry) => void logs.push(entry) },
+    post,
+    warn: (context: Record<string, unknown>, message: string) => void warnings.push({ context, message }),
+  };
+  return { input: createInputGuardrailStage(deps), output: createOutputGuardrailStage(deps), logs, events, warnings };
 }
 
 const userSays = (content: unknown, extra: Record<string, unknown> = {}) => fakeCall({ request: { model: 'm', messages: [{ role: 'user', content }], ...extra } });
@@ -111,4 +118,164 @@ test('without post-call guardrails the stream is passed through untouched', asyn
   const upstream: Outcome = rawStream(['a']);
   assert.equal(await output.run(call, async () => upstream), upstream);
   assert.equal(call.record.headers['x-gw-stream-buffered'], undefined);
+});
+
+const CARD = '4111 1111 1111 1111';
+const passes = async () => ({ kind: 'json', body: {} }) as Outcome;
+const isBlock = (error: unknown) => error instanceof GatewayError && error.code === 'guardrail_blocked';
+
+test('pre-call: function-call arguments, tool definitions and message names are checked, not only content', async () => {
+  const { input } = setup([guardrail({ name: 'no-pii' })]);
+  const toolCallTurn = (args: string) => [
+    { role: 'user', content: 'pay it' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'pay', arguments: args } }] },
+    { role: 'tool', tool_call_id: 'c1', content: 'ok' },
+  ];
+  const tool = (fn: Record<string, unknown>) => [{ type: 'function', function: { name: 'pay', ...fn } }];
+  const blocked = [
+    { messages: toolCallTurn(JSON.stringify({ card: CARD })) },
+    { messages: [{ role: 'assistant', content: null, function_call: { name: 'pay', arguments: `{"card":"${CARD}"}` } }] },
+    { messages: [{ role: 'user', content: 'hi' }], tools: tool({ description: `charges ${CARD}` }) },
+    { messages: [{ role: 'user', content: 'hi' }], tools: tool({ parameters: { type: 'object', properties: { card: { type: 'string', description: `e.g. ${CARD}` } } } }) },
+    { messages: [{ role: 'user', content: 'hi' }], tools: tool({ parameters: { type: 'object', properties: { to: { type: 'string', enum: ['bob@example.com'] } } } }) },
+    { messages: [{ role: 'user', content: 'hi' }], functions: [{ name: 'pay', description: `charges ${CARD}` }] },
+    { messages: [{ role: 'user', name: 'bob@example.com', content: 'hi' }] },
+    { messages: [{ role: 'assistant', content: [{ type: 'refusal', refusal: `not ${CARD}` }] }] },
+  ];
+  for (const request of blocked) {
+    await assert.rejects(input.run(fakeCall({ request: { model: 'm', ...request } }), passes), isBlock, JSON.stringify(request));
+  }
+  await input.run(fakeCall({ request: { model: 'm', messages: toolCallTurn('{"card":"none"}'), tools: tool({ description: 'pays' }) } }), passes);
+});
+
+test('pre-call redaction inside function-call arguments and tool schemas: the arguments stay a JSON string', async () => {
+  const { input } = setup([guardrail({ name: 'pii', action: 'redact' })]);
+  let seen: GatewayCall | undefined;
+  const call = fakeCall({
+    request: {
+      model: 'm',
+      messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'mail', arguments: '{"to":"bob@example.com","n":1}' } }] }],
+      tools: [{ type: 'function', function: { name: 'mail', description: 'mail bob@example.com', parameters: { type: 'object', properties: { to: { type: 'string', default: 'bob@example.com' } } } } }],
+    },
+  });
+  await input.run(call, async (next) => {
+    seen = next;
+    return { kind: 'json', body: {} };
+  });
+  const request = seen!.request as any;
+  const args = request.messages[0].tool_calls[0].function.arguments;
+  assert.equal(args, '{"to":"[REDACTED_EMAIL]","n":1}');
+  assert.deepEqual(JSON.parse(args), { to: '[REDACTED_EMAIL]', n: 1 });
+  assert.equal(request.tools[0].function.description, 'mail [REDACTED_EMAIL]');
+  assert.deepEqual(request.tools[0].function.parameters, { type: 'object', properties: { to: { type: 'string', default: '[REDACTED_EMAIL]' } } });
+  assert.ok(JSON.stringify(call.request).includes('bob@example.com'), 'the original call is not mutated');
+});
+
+const toolCallAnswer = (args: string, extra: Record<string, unknown> = {}) => ({
+  ...chatCompletion(''),
+  choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'mail', arguments: args } }], ...extra }, finish_reason: 'tool_calls' }],
+});
+
+test('post-call JSON answers: function-call arguments and refusals are checked; redaction stays inside the arguments string', async () => {
+  const blocking = setup([guardrail({ name: 'out', stage: 'post' })]);
+  await assert.rejects(blocking.output.run(userSays('hi'), async () => ({ kind: 'json', body: toolCallAnswer(`{"card":"${CARD}"}`) })), isBlock);
+  await assert.rejects(blocking.output.run(userSays('hi'), async () => ({ kind: 'json', body: toolCallAnswer('{}', { refusal: `no, ${CARD}` }) })), isBlock);
+  await assert.rejects(
+    blocking.output.run(userSays('hi'), async () => ({ kind: 'json', body: { ...chatCompletion(''), choices: [{ index: 0, message: { role: 'assistant', content: null, function_call: { name: 'f', arguments: `"${CARD}"` } } }] } })),
+    isBlock,
+  );
+  const redacting = setup([guardrail({ name: 'out', stage: 'post', action: 'redact' })]);
+  const outcome = await redacting.output.run(userSays('hi'), async () => ({ kind: 'json', body: toolCallAnswer('{"to":"bob@example.com"}') }));
+  const message = outcome.kind === 'json' && (outcome.body as any).choices[0].message;
+  assert.equal(message.tool_calls[0].function.arguments, '{"to":"[REDACTED_EMAIL]"}');
+  assert.equal(message.content, null);
+});
+
+function toolCallStream(fragments: string[]): Outcome {
+  const base = { id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1, model: 'test-model' };
+  const events: StreamEvent[] = [
+    { raw: JSON.stringify({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'c1', type: 'function', function: { name: 'mail', arguments: '' } }] }, finish_reason: null }] }) },
+    ...fragments.map((fragment) => ({ raw: JSON.stringify({ ...base, choices: [{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: fragment } }] }, finish_reason: null }] }) })),
+    { raw: JSON.stringify({ ...base, choices: [], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } }), usage: { inputTokens: 5, outputTokens: 3 }, usageOnly: true },
+  ];
+  return { kind: 'stream', events: (async function* () { yield* events; })() };
+}
+
+const streamedArguments = (events: StreamEvent[]) =>
+  events
+    .filter((event) => !event.usageOnly)
+    .map((event) => event.chunk ?? JSON.parse(event.raw!))
+    .map((chunk) => chunk.choices[0]?.delta?.tool_calls?.[0]?.function?.arguments ?? '')
+    .join('');
+
+test('post-call streams: function-call arguments are assembled per tool call across chunks, then checked', async () => {
+  const blocking = setup([guardrail({ name: 'out', stage: 'post' })]);
+  // The card number is split across fragments: only the assembled arguments show it.
+  await assert.rejects(blocking.output.run(userSays('hi', { stream: true }), async () => toolCallStream(['{"card":"4111 1111 ', '1111 1111"}'])), isBlock);
+  const redacting = setup([guardrail({ name: 'out', stage: 'post', action: 'redact' })]);
+  const events = await collect(await redacting.output.run(userSays('hi', { stream: true }), async () => toolCallStream(['{"to":"bob@exa', 'mple.com"}'])));
+  assert.equal(streamedArguments(events), '{"to":"[REDACTED_EMAIL]"}');
+  assert.ok(events.at(-1)!.usageOnly);
+});
+
+test('a post-call block carries the upstream answer (usage and produced text) for the meter to charge', async () => {
+  const { output } = setup([guardrail({ name: 'out', stage: 'post' })]);
+  const blockedWith = async (outcome: Outcome) => {
+    const error = await output.run(userSays('hi'), async () => outcome).then(() => assert.fail('expected a block'), (error: unknown) => error);
+    assert.ok(isBlock(error));
+    return (error as GatewayError).upstreamAnswer;
+  };
+  assert.deepEqual(await blockedWith({ kind: 'json', body: chatCompletion('mail bob@example.com'), usage: { inputTokens: 5, outputTokens: 3 } }), {
+    usage: { inputTokens: 5, outputTokens: 3 },
+    producedText: 'mail bob@example.com',
+  });
+  assert.deepEqual(await blockedWith(rawStream(['mail bob@', 'example.com'])), { usage: { inputTokens: 5, outputTokens: 3 }, producedText: 'mail bob@example.com' });
+});
+
+test('a failed webhook guardrail is 503 service_unavailable, logged as a warning, never as a block; fail_open lets the text through', async () => {
+  const hook = guardrail({ name: 'hook', kind: 'webhook', config: { url: 'https://policy.example/check' } });
+  const failures: Array<() => Promise<{ status: number; body: unknown }>> = [
+    async () => {
+      throw new Error('connect ECONNREFUSED 10.0.0.1');
+    },
+    async () => ({ status: 502, body: undefined }),
+    async () => ({ status: 200, body: { verdict: 'fine' } }),
+  ];
+  for (const failure of failures) {
+    for (const stage of ['pre', 'post'] as const) {
+      const { input, output, logs, events, warnings } = setup([{ ...hook, stage }], failure);
+      const run = stage === 'pre' ? input.run(userSays('anything'), passes) : output.run(userSays('anything'), async () => ({ kind: 'json', body: chatCompletion('answer') }));
+      await assert.rejects(run, (error: unknown) => {
+        assert.ok(error instanceof GatewayError);
+        assert.equal(error.code, 'service_unavailable');
+        assert.equal(error.status, 503);
+        assert.equal(error.retryable, true);
+        assert.equal(error.details?.guardrail_name, 'hook');
+        assert.ok(!error.message.includes('10.0.0.1'));
+        return true;
+      });
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(logs, [], 'not in the guardrail log');
+      assert.deepEqual(events, [], 'no guardrail.triggered event');
+      assert.equal(warnings.length, 1);
+      assert.equal(warnings[0].context.guardrail_name, 'hook');
+    }
+  }
+  const open = setup([{ ...hook, config: { ...hook.config, fail_open: true } }], failures[0]);
+  await open.input.run(userSays('anything'), passes);
+  assert.deepEqual([open.logs.length, open.warnings.length], [0, 0]);
+});
+
+test('a client that leaves while a webhook guardrail is asked is a cancellation, not a block', async () => {
+  const hook = guardrail({ name: 'hook', kind: 'webhook', config: { url: 'https://policy.example/check' } });
+  const client = new AbortController();
+  const left = new GatewayError('invalid_request', 'The client closed the connection.');
+  const { input, logs, events, warnings } = setup([hook], async () => {
+    client.abort(left);
+    throw new Error('aborted');
+  });
+  const call = { ...userSays('anything'), signal: client.signal };
+  await assert.rejects(input.run(call, passes), (error: unknown) => error === left);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual([logs.length, events.length, warnings.length], [0, 0, 0]);
 });

@@ -3,18 +3,17 @@ import { type GuardrailRunDeps, runGuardrails } from './run-guardrails.js';
 import { runsNoGuardrails, selectGuardrails } from './select-guardrails.js';
 import type { GuardrailStore } from './sql-guardrail-store.js';
 import { admitted } from '../pipeline/admission.js';
+import { addStringsWithin, addText, emptySlots, fieldsOf, listOf, replaceTexts, type TextSlots } from './text-slots.js';
 
 export interface GuardrailStageDeps extends GuardrailRunDeps {
   store: Pick<GuardrailStore, 'list' | 'peekList'>;
 }
 
-type Message = { content?: unknown; [field: string]: unknown };
-type Slot = { message: number; part: number | null };
-
 /**
- * Pre-call guardrails on chat requests: checks every message's text (string content and text
- * parts, all roles: template output includes caller variables, so nothing is trusted), blocks or
- * redacts, and names what ran in x-gw-guardrails-applied. Runs before metering, so a block is free.
+ * Pre-call guardrails on chat requests: checks every text that goes upstream (requestTexts below;
+ * all roles: template output includes caller variables, and a client writes the assistant turns it
+ * sends back too, so nothing is trusted), blocks or redacts, and names what ran in
+ * x-gw-guardrails-applied. Runs before metering, so a block is free.
  */
 export function createInputGuardrailStage(deps: GuardrailStageDeps): Stage {
   return {
@@ -31,41 +30,51 @@ export function createInputGuardrailStage(deps: GuardrailStageDeps): Stage {
     const guardrails = await selectGuardrails(deps.store, call, 'pre');
     if (guardrails.length === 0) return next(call);
     call.record.headers['x-gw-guardrails-applied'] = guardrails.map((guardrail) => guardrail.name).join(',');
-    const messages = ((call.request as { messages?: Message[] }).messages ?? []) as Message[];
-    const { texts, slots } = collectTexts(messages);
-    const result = await runGuardrails(guardrails, texts, call, 'pre', deps);
+    const slots = requestTexts(call.request);
+    const result = await runGuardrails(guardrails, slots.texts, call, 'pre', deps);
     if (!result.changed) return next(call);
-    const request = { ...call.request, messages: replaceTexts(messages, slots, result.texts) };
+    const request = replaceTexts(call.request, slots, result.texts);
+    call.record.guardedRequest = request;
     return next({ ...call, request });
   }
 }
 
-function collectTexts(messages: Message[]): { texts: string[]; slots: Slot[] } {
-  const texts: string[] = [];
-  const slots: Slot[] = [];
-  messages.forEach((message, messageIndex) => {
-    if (typeof message.content === 'string') {
-      texts.push(message.content);
-      slots.push({ message: messageIndex, part: null });
-    } else if (Array.isArray(message.content)) {
-      message.content.forEach((part: unknown, partIndex) => {
-        const text = (part as { type?: unknown; text?: unknown }).text;
-        if ((part as { type?: unknown }).type === 'text' && typeof text === 'string') {
-          texts.push(text);
-          slots.push({ message: messageIndex, part: partIndex });
-        }
+/**
+ * Every text of a chat request that reaches the model: each message's content (strings, text and
+ * refusal parts), `name`, `refusal`, and the arguments of the function calls an assistant turn
+ * carries (`tool_calls[].function.arguments`, legacy `function_call.arguments`); and each tool's
+ * (or legacy function's) description and the strings in its parameter schema. Arguments are
+ * checked as the JSON text they are, so a redaction lands inside that string.
+ */
+export function requestTexts(request: Record<string, unknown>): TextSlots {
+  const slots = emptySlots();
+  listOf(request.messages).forEach((entry, messageIndex) => {
+    const message = fieldsOf(entry);
+    if (!message) return;
+    const at = ['messages', messageIndex];
+    if (Array.isArray(message.content)) {
+      message.content.forEach((part, partIndex) => {
+        const fields = fieldsOf(part);
+        if (fields?.type === 'text') addText(slots, fields.text, [...at, 'content', partIndex, 'text']);
+        else if (fields?.type === 'refusal') addText(slots, fields.refusal, [...at, 'content', partIndex, 'refusal']);
       });
-    }
+    } else addText(slots, message.content, [...at, 'content']);
+    addText(slots, message.name, [...at, 'name']);
+    addText(slots, message.refusal, [...at, 'refusal']);
+    listOf(message.tool_calls).forEach((toolCall, callIndex) => {
+      addText(slots, fieldsOf(fieldsOf(toolCall)?.function)?.arguments, [...at, 'tool_calls', callIndex, 'function', 'arguments']);
+    });
+    addText(slots, fieldsOf(message.function_call)?.arguments, [...at, 'function_call', 'arguments']);
   });
-  return { texts, slots };
-}
-
-function replaceTexts(messages: Message[], slots: Slot[], texts: string[]): Message[] {
-  const copy = messages.map((message) => (Array.isArray(message.content) ? { ...message, content: [...message.content] } : { ...message }));
-  slots.forEach((slot, index) => {
-    const message = copy[slot.message];
-    if (slot.part === null) message.content = texts[index];
-    else (message.content as unknown[])[slot.part] = { ...((message.content as unknown[])[slot.part] as object), text: texts[index] };
+  listOf(request.tools).forEach((tool, toolIndex) => {
+    const definition = fieldsOf(fieldsOf(tool)?.function);
+    addText(slots, definition?.description, ['tools', toolIndex, 'function', 'description']);
+    addStringsWithin(slots, definition?.parameters, ['tools', toolIndex, 'function', 'parameters']);
   });
-  return copy;
+  listOf(request.functions).forEach((entry, functionIndex) => {
+    const definition = fieldsOf(entry);
+    addText(slots, definition?.description, ['functions', functionIndex, 'description']);
+    addStringsWithin(slots, definition?.parameters, ['functions', functionIndex, 'parameters']);
+  });
+  return slots;
 }

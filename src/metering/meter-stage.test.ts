@@ -133,6 +133,30 @@ test('a failed call releases its hold', async () => {
   assert.deepEqual([balance.spentNanos, balance.reservedNanos], [0, 0]);
 });
 
+test('a call refused after its upstream answered (the error carries the answer) is charged as a normal call, JSON and stream', async () => {
+  const { stage, credits, ledger } = setup();
+  const context = auth();
+  await credits.topUp(context.org.id, 1_000_000, null);
+  const refused = (usage?: { inputTokens: number; outputTokens: number }) =>
+    new GatewayError('guardrail_blocked', 'Blocked by guardrail "g".', { upstreamAnswer: { usage, producedText: 'hello there' } });
+  const json = chatCall(context);
+  await assert.rejects(stage.run(json, async () => Promise.reject(refused({ inputTokens: 7, outputTokens: 3 }))), (error: GatewayError) => error.code === 'guardrail_blocked');
+  assert.equal(json.record.costNanos, 37);
+  assert.equal(json.record.headers['x-gw-request-cost'], '0.000000037');
+  const stream = chatCall(context, { stream: true });
+  await assert.rejects(stage.run(stream, async () => Promise.reject(refused({ inputTokens: 5, outputTokens: 2 }))), (error: GatewayError) => error.code === 'guardrail_blocked');
+  assert.equal(stream.record.costNanos, 25);
+  // No usage reported: counted from the prompt and the produced text, marked estimated.
+  const counted = chatCall(context);
+  await assert.rejects(stage.run(counted, async () => Promise.reject(refused())));
+  assert.ok(counted.record.costNanos! > 0);
+  const balance = await credits.balance(context.org.id);
+  assert.deepEqual([balance.spentNanos, balance.reservedNanos], [37 + 25 + counted.record.costNanos!, 0]);
+  const history = await ledger.history(context.org.id, { limit: 10, offset: 0 });
+  assert.deepEqual(history.map((entry) => entry.requestId).sort(), [json.requestId, stream.requestId, counted.requestId].sort());
+  assert.equal(history.find((entry) => entry.requestId === counted.requestId)!.units.estimated, true);
+});
+
 test('unpriced models are refused unless the org allows them, then flagged', async () => {
   const { stage, credits, ledger } = setup();
   const strict = auth();

@@ -1,4 +1,4 @@
-import { GatewayError } from '../errors/gateway-error.js';
+import { GatewayError, isGatewayError } from '../errors/gateway-error.js';
 import type { EventBus } from '../lib/event-bus.js';
 import { CallAbort } from '../lib/call-signal.js';
 import { admitted, withAdmissionCheck } from '../pipeline/admission.js';
@@ -155,15 +155,13 @@ export function createMeterStage(options: MeterStageOptions): Stage {
       unpriced: cost.unpriced,
       createdAt: now(),
     });
+    const context = { keyAlias: call.auth.key.alias, requestId: call.requestId, model: call.model };
     gate.settle(call.requestId, accounts, cost.costNanos).then(
-      (settled) =>
-        thresholds
-          .check(accounts, settled, cost.costNanos, { keyAlias: call.auth.key.alias, requestId: call.requestId, model: call.model })
-          .catch((error) => report(error, 'budget threshold check failed')),
+      (settled) => thresholds.check(accounts, settled, cost.costNanos, context).catch((error) => report(error, 'budget threshold check failed')),
       (error: unknown) => {
         // The call has run and is answered; the ledger records the spend, and the counter catches up on replay.
         report(error, 'spend settlement failed; will replay');
-        options.deferGateWrite?.({ kind: 'settle', reservationId: call.requestId, accounts, actualNanos: cost.costNanos });
+        options.deferGateWrite?.({ kind: 'settle', reservationId: call.requestId, accounts, actualNanos: cost.costNanos, context });
       },
     );
     return cost;
@@ -242,7 +240,7 @@ export function createMeterStage(options: MeterStageOptions): Stage {
     try {
       outcome = await next(held);
     } catch (error) {
-      release(held, taking);
+      if (!chargeRefusedAnswer(held, accounts, error)) release(held, taking);
       throw error;
     }
     if (outcome.kind === 'stream') {
@@ -309,7 +307,7 @@ export function createMeterStage(options: MeterStageOptions): Stage {
       },
       (error: unknown) => {
         call.signal.removeEventListener('abort', onClientAbort);
-        release(call, taking);
+        if (!chargeRefusedAnswer(call, accounts, error)) release(call, taking);
         throw error;
       },
     );
@@ -335,6 +333,26 @@ export function createMeterStage(options: MeterStageOptions): Stage {
       release(call);
     }
     return outcome;
+  }
+
+  /**
+   * A call that fails after its upstream answered (a post-call guardrail refused the answer, the
+   * error carries it) is charged as a normal call: gw has paid the provider, and a refusal that
+   * made answers free would let a caller have them generated at no cost. False when the error
+   * carries no answer (the hold is then released) or settling it failed (logged).
+   */
+  function chargeRefusedAnswer(call: GatewayCall, accounts: SpendAccount[], error: unknown): boolean {
+    const answer = isGatewayError(error) ? error.upstreamAnswer : undefined;
+    if (!answer) return false;
+    try {
+      const usage = answer.usage ?? fallbackUsage(call, answer.producedText);
+      const cost = settle(call, accounts, usage, answer.usage === undefined);
+      call.record.headers['x-gw-request-cost'] = formatUsd(cost.costNanos);
+      return true;
+    } catch (settleError) {
+      report(settleError, 'settlement of a refused answer failed; the hold was released');
+      return false;
+    }
   }
 
   /**
