@@ -80,7 +80,9 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
     let model: string | undefined;
     let stream = false;
     let user: string | undefined;
-    let contents: Record<string, unknown> | undefined;
+    // With content logging on: the client's body and the answer's text, logged once the call ends.
+    let loggedBody: Record<string, unknown> | undefined;
+    let loggedResponse: string | undefined;
     const controller = new CallAbort();
     const onClose = () => {
       if (!reply.raw.writableFinished) controller.abort(new GatewayError('invalid_request', 'The client closed the connection.'));
@@ -112,7 +114,7 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
       checkModelAccess(auth, model, operation, dependencies.models);
       stream = body.stream === true;
       user = (body.user as string | undefined) ?? undefined;
-      if (dependencies.logMessageContents || auth.org.settings.logMessageContents) contents = requestContents(body);
+      if (dependencies.logMessageContents || auth.org.settings.logMessageContents) loggedBody = body;
       dependencies.keys.markUsed(auth.key.id);
       if (options.identityHeaders) {
         record.headers['x-gw-org-id'] = auth.org.id;
@@ -139,7 +141,7 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
         await sendStream(reply, call, outcome, startedAt);
       } else {
         sendOutcome(reply, record, outcome, startedAt);
-        if (contents && outcome.kind === 'json') contents.response = responseText(outcome.body);
+        if (loggedBody && outcome.kind === 'json') loggedResponse = responseText(outcome.body);
       }
     };
     try {
@@ -155,7 +157,8 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
         // left early (pipeline/admission.ts, overlap) was cancelled.
         if (early.current === undefined || streamed || (await early.current)) throw error;
         record = { headers: {} };
-        contents = undefined;
+        loggedBody = undefined;
+        loggedResponse = undefined;
         await serve(await dependencies.keys.authenticate(token), undefined);
       }
     } catch (error) {
@@ -169,12 +172,26 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
     } finally {
       reply.raw.off('close', onClose);
       dependencies.inflight.done();
+      const contents = loggedBody && loggedContents(record, loggedBody, loggedResponse);
       recordRequest(dependencies.recorder, request.id, operation, auth, model, user, record, status, startedAt, stream, contents);
     }
   };
 }
 
 const CONTENT_LIMIT_CHARS = 32_768;
+
+/**
+ * What the request log keeps of a call's contents: the messages as the pre-call guardrails left
+ * them (redacted, when they redacted; the client's body otherwise), and nothing of a request a
+ * guardrail blocked (only a note that its contents were withheld). Read once the call has ended,
+ * since the guardrail stage runs inside the pipeline.
+ */
+function loggedContents(record: CallRecord, body: Record<string, unknown>, response: string | undefined): Record<string, unknown> {
+  if (record.errorCode === 'guardrail_blocked') return { contents_withheld: 'guardrail_blocked' };
+  const contents = requestContents(record.guardedRequest ?? body);
+  if (response !== undefined) contents.response = response;
+  return contents;
+}
 
 /** Text worth logging from a request, only when content logging is on; long values are cut. */
 function requestContents(body: Record<string, unknown>): Record<string, unknown> {

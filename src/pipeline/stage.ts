@@ -23,6 +23,8 @@ export interface CallRecord {
   guardrailsTriggered?: string[];
   unpriced?: boolean;
   errorCode?: string;
+  /** The request as the pre-call guardrails left it, when they redacted it: the request log records these contents, not the client's. */
+  guardedRequest?: Record<string, unknown>;
 }
 
 /** One inference call as it moves through the pipeline. Stages pass `{ ...call, request }` onward; they never mutate it. */

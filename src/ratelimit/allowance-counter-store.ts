@@ -53,6 +53,9 @@ export function createAllowanceCounterStore(shared: CounterStore, options: Allow
   /** Limits with a claim on its way: the calls meanwhile go to the shared store with their own amount only. */
   const claiming = new Set<string>();
 
+  // Windows here are the shared store's (its clock, not this process's): a slice is spent only in
+  // the window the shared store counted it in.
+  const storeTime = (localNow: number) => shared.storeTime?.(localNow) ?? localNow;
   const windowOf = (limit: WindowLimit, now: number) => Math.floor(now / limit.windowMs);
   const grantFor = (limit: WindowLimit, now: number): number => {
     if (claiming.has(limit.key)) return 0;
@@ -73,8 +76,11 @@ export function createAllowanceCounterStore(shared: CounterStore, options: Allow
     const resetMs = remaining >= Math.max(1, limit.amount) ? 0 : limit.windowMs - (now % limit.windowMs);
     return { limit: limit.limit, remaining, resetMs, retryAfterMs: 0 };
   };
-  /** Records a claim; the unused part of an allowance from an earlier window goes back to its window. */
-  const record = (limit: WindowLimit, now: number, grant: number, remaining: number) => {
+  /**
+   * Records a claim; the unused part of an allowance from an earlier window goes back to its window.
+   * `now` is the store's time; `localNow` the caller's, of the same instant.
+   */
+  const record = (limit: WindowLimit, now: number, localNow: number, grant: number, remaining: number) => {
     const window = windowOf(limit, now);
     const previous = allowances.get(limit.key);
     if (previous !== undefined && previous.window === window) {
@@ -83,7 +89,9 @@ export function createAllowanceCounterStore(shared: CounterStore, options: Allow
       return;
     }
     if (previous !== undefined && previous.granted > previous.used) {
-      shared.adjust(limit.key, limit.windowMs, previous.window * limit.windowMs, previous.used - previous.granted).catch(report);
+      // adjust() takes the caller's time: the middle of that window, back on the caller's clock.
+      const windowMiddle = previous.window * limit.windowMs + limit.windowMs / 2 - (now - localNow);
+      shared.adjust(limit.key, limit.windowMs, windowMiddle, previous.used - previous.granted).catch(report);
     }
     if (allowances.size >= MAX_ALLOWANCES) forgetPastWindows(now);
     allowances.set(limit.key, { window, windowMs: limit.windowMs, granted: grant, used: 0, remainingAtClaim: remaining });
@@ -95,8 +103,9 @@ export function createAllowanceCounterStore(shared: CounterStore, options: Allow
   };
 
   return {
-    hitFromAllowance(limits, now) {
+    hitFromAllowance(limits, localNow) {
       if (!available()) return undefined;
+      const now = storeTime(localNow);
       const found: Allowance[] = [];
       for (const limit of limits) {
         const allowance = covering(limit, now);
@@ -111,7 +120,10 @@ export function createAllowanceCounterStore(shared: CounterStore, options: Allow
       return { allowed: true, blockedIndex: -1, states };
     },
 
-    async hit(limits, now): Promise<HitResult> {
+    async hit(limits, localNow): Promise<HitResult> {
+      // The shared store converts `localNow` itself, in this same turn (its offset cannot change
+      // in between), so both reckon the claim in one window.
+      const now = storeTime(localNow);
       // Limits this instance still holds room for are counted here; the others go to the shared
       // store with a claim added to the call's own amount.
       const local = new Map<number, Allowance>();
@@ -139,7 +151,7 @@ export function createAllowanceCounterStore(shared: CounterStore, options: Allow
       asked.forEach((limit, position) => grants[position] > 0 && claiming.add(limit.key));
       let result: HitResult;
       try {
-        result = await shared.hit(asked, now);
+        result = await shared.hit(asked, localNow);
       } catch (error) {
         for (const [index, allowance] of local) allowance.used -= limits[index].amount;
         throw error;
@@ -155,7 +167,7 @@ export function createAllowanceCounterStore(shared: CounterStore, options: Allow
         }
         result = await shared.hit(
           askedIndex.map((index) => limits[index]),
-          now,
+          localNow,
         );
         for (let position = 0; position < grants.length; position++) grants[position] = 0;
       }
@@ -163,7 +175,7 @@ export function createAllowanceCounterStore(shared: CounterStore, options: Allow
       askedIndex.forEach((index, position) => {
         const state = result.states[position];
         if (result.allowed && grants[position] > 0) {
-          record(limits[index], now, grants[position], state.remaining);
+          record(limits[index], now, localNow, grants[position], state.remaining);
           // The claim counts as used in the shared window; this instance may still spend it.
           states[index] = { ...state, remaining: state.remaining + grants[position] };
         } else states[index] = state;
@@ -182,6 +194,7 @@ export function createAllowanceCounterStore(shared: CounterStore, options: Allow
       nearLimit.clear();
     },
     adjust: (key, windowMs, atMs, delta) => shared.adjust(key, windowMs, atMs, delta),
+    storeTime,
     close: () => shared.close(),
   };
 }

@@ -49,6 +49,12 @@ export interface CounterStore {
    * (allowance-counter-store.ts); undefined when only `hit` can decide. Never refuses.
    */
   hitFromAllowance?(limits: readonly WindowLimit[], now: number): HitResult | undefined;
+  /**
+   * The time this store reckons its windows in at the caller's instant `now`: a shared store's
+   * clock, not this process's (redis-clock.ts). Absent: `now` itself. `hit` and `adjust` take the
+   * caller's time and convert it themselves; this is for callers that keep windows of their own.
+   */
+  storeTime?(now: number): number;
   /** Corrects a count made at `atMs` by `delta` (actual − estimate); ignored once that window has passed. */
   adjust(key: string, windowMs: number, atMs: number, delta: number): Promise<void>;
   close(): Promise<void>;

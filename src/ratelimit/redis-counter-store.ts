@@ -3,6 +3,7 @@ import { windowState, type CounterStore, type HitResult, type WindowLimit, type 
 import { withTimeout } from '../lib/with-timeout.js';
 import { redisScript, type RedisScript } from '../lib/redis-script.js';
 import { sendUnhurried } from '../lib/redis-turn-writes.js';
+import { createRedisClock, type StoreClock } from './redis-clock.js';
 
 /*
  * One fixed-window counter per (limit, window number) key, expiring two windows after the increment
@@ -63,6 +64,11 @@ export interface RedisCounterStoreOptions {
   redis: Redis;
   prefix?: string;
   commandTimeoutMs?: number;
+  /**
+   * The clock windows are reckoned in. By default Redis TIME (redis-clock.ts), so that instances
+   * whose clocks differ still share a window exactly; CALLER_CLOCK takes the caller's `now` as it is.
+   */
+  clock?: StoreClock;
 }
 
 export function createRedisCounterStore(options: RedisCounterStoreOptions): CounterStore {
@@ -70,6 +76,7 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
   const prefix = options.prefix ?? 'gw:rl:';
   const timeoutMs = options.commandTimeoutMs ?? 1000;
   const scripts = { hit: redisScript(HIT), adjust: redisScript(ADJUST) };
+  const clock = options.clock ?? createRedisClock({ redis });
 
   const lateMessage = `rate-limit store did not answer within ${timeoutMs} ms`;
   const run = (script: RedisScript, keys: string[], args: string[]): Promise<unknown> => withTimeout(script.run(redis, keys, args), timeoutMs, lateMessage);
@@ -77,7 +84,9 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
   const keyOf = (limit: Pick<WindowLimit, 'key' | 'windowMs'>, window: number) => `${prefix}${limit.key}:${window}`;
 
   return {
-    async hit(limits, now): Promise<HitResult> {
+    async hit(limits, localNow): Promise<HitResult> {
+      // Window numbers, weights and waits all in Redis's time: the reset headers say the same.
+      const now = clock.toStoreTime(localNow);
       const keys: string[] = [];
       const args: string[] = [String(now)];
       for (const limit of limits) {
@@ -98,10 +107,15 @@ export function createRedisCounterStore(options: RedisCounterStoreOptions): Coun
     },
     async adjust(key, windowMs, atMs, delta) {
       if (delta === 0) return;
+      const window = Math.floor(clock.toStoreTime(atMs) / windowMs);
       // A correction after the answer: it may wait a few ms for the next admission write.
-      await sendUnhurried(redis, () => run(scripts.adjust, [keyOf({ key, windowMs }, Math.floor(atMs / windowMs))], [String(Math.trunc(delta))]));
+      await sendUnhurried(redis, () => run(scripts.adjust, [keyOf({ key, windowMs }, window)], [String(Math.trunc(delta))]));
     },
-    async close() {},
+    storeTime: (localNow) => clock.toStoreTime(localNow),
+    async close() {
+      // A clock passed in is its owner's to close.
+      if (options.clock === undefined) clock.close();
+    },
   };
 }
 

@@ -9,6 +9,7 @@ import type { SpendAccount, SpendGate } from '../../src/metering/spend-gate.js';
 import { createAllowanceCounterStore } from '../../src/ratelimit/allowance-counter-store.js';
 import type { CounterStore, WindowLimit } from '../../src/ratelimit/counter-store.js';
 import { createMemoryCounterStore } from '../../src/ratelimit/memory-counter-store.js';
+import { CALLER_CLOCK, createRedisClock } from '../../src/ratelimit/redis-clock.js';
 import { createRedisCounterStore } from '../../src/ratelimit/redis-counter-store.js';
 
 // Several instances' allowances on one shared store (in memory, or Redis when GW_TEST_REDIS_URL is
@@ -43,13 +44,17 @@ const sharedStores: Shared[] = [
     name: 'redis',
     skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set',
     gate: () => createRedisSpendGate({ redis: redisConnection(), prefix: `gwtest:${randomUUID()}:`, sweepIntervalMs: 0 }),
-    counters: () => createRedisCounterStore({ redis: redisConnection(), prefix: `gwtest:${randomUUID()}:` }),
+    // Fixed instants: windows by the caller's clock (Redis time is tested at the end).
+    counters: () => createRedisCounterStore({ redis: redisConnection(), prefix: `gwtest:${randomUUID()}:`, clock: CALLER_CLOCK }),
   },
 ];
 
 function account(key: string, limitNanos: number | null): SpendAccount {
   return { key, kind: limitNanos === null ? 'credit' : 'key', limitNanos, expiresAt: 0, orgId: 'org', ownerId: 'owner', period: 'none', periodStartMs: 0, thresholds: [] };
 }
+
+/** Fresh counters, seeded as the seeder seeds them (a shared gate uses no counter that is not). */
+const seedAtZero = (gate: SpendGate, accounts: SpendAccount[]) => Promise.all(accounts.map((entry) => gate.seed(entry, { spentNanos: 0 })));
 
 // The start of a minute, so window arithmetic stays simple.
 const T0 = 1_700_000_040_000;
@@ -63,6 +68,7 @@ for (const shared of sharedStores) {
       const instances = [0, 1].map(() => createAllowanceSpendGate(store, { share: 8, sweepIntervalMs: 0, now: () => clock.now }));
       const credit = account('credit:o1', null);
       const budget = account('key:k1:all', 100 * 1_000);
+      await seedAtZero(store, [credit, budget]);
       await store.addCredit(credit.key, 10_000_000);
       let admitted = 0;
       let carvedLocally = 0;
@@ -101,6 +107,7 @@ for (const shared of sharedStores) {
       const store = shared.gate();
       const gate = createAllowanceSpendGate(store, { share: 4, sweepIntervalMs: 0 });
       const budget = account('key:k2:all', 1_000_000);
+      await seedAtZero(store, [budget]);
       assert.deepEqual(await gate.reserve('a', [budget], 1_000, 60_000), { ok: true });
       // 4 calls' worth claimed (1/4 of 1,000,000 is more).
       assert.equal((await store.read(budget.key)).reservedNanos, 4_000);
@@ -122,6 +129,7 @@ for (const shared of sharedStores) {
       const claim = store.claim!.bind(store);
       const gate = createAllowanceSpendGate({ ...store, claim: (...args) => (claims++, claim(...args)) }, { share: 32, sweepIntervalMs: 0 });
       const budget = account('key:burst:all', 1_000_000_000);
+      await seedAtZero(store, [budget]);
       const held = await Promise.all(Array.from({ length: 20 }, (_, index) => gate.reserve(`burst-${index}`, [budget], 1_000, 60_000)));
       assert.ok(held.every((result) => result.ok));
       assert.equal(claims, 1);
@@ -144,6 +152,7 @@ for (const shared of sharedStores) {
       const clock = { now: 0 };
       const gate = createAllowanceSpendGate(store, { share: 4, sweepIntervalMs: 0, now: () => clock.now });
       const budget = account('key:long:all', 1_000_000);
+      await seedAtZero(store, [budget]);
       assert.deepEqual(await gate.reserve('stream', [budget], 1_000, 60_000), { ok: true });
       assert.equal((await store.read(budget.key)).reservedNanos, 4_000);
       // Past the claim's lifetime: retired, the stream still running.
@@ -202,3 +211,29 @@ for (const shared of sharedStores) {
     });
   });
 }
+
+describe('allowances over a Redis store whose instance clock is wrong', { skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set' }, () => {
+  test('a slice is spent only in the window Redis counted it in, and its unused part goes back there', async () => {
+    const clock = createRedisClock({ redis: redisConnection(), now: () => Date.now() + 600 });
+    await clock.ready;
+    const store = createRedisCounterStore({ redis: redisConnection(), prefix: `gwtest:${randomUUID()}:`, clock });
+    const instance = createAllowanceCounterStore(store, { share: 4 });
+    // This instance's clock is 600 ms ahead: `local(t)` is its reading at Redis time t.
+    const local = (t: number) => t + 600;
+    const second = 1_700_000_000_000;
+    const tps = (amount = 1): WindowLimit => ({ key: 'tps:k1', limit: 100, windowMs: 1_000, amount });
+    // Counts the call and claims a slice of 25 in Redis's window `second`.
+    assert.equal((await instance.hit([tps()], local(second + 900))).allowed, true);
+    assert.ok(instance.hitFromAllowance!([tps()], local(second + 950)), 'spent from the slice within its window');
+    // By the instance's own clock this is still the same second; by Redis's it is the next one,
+    // where the slice no longer counts: the call goes to Redis.
+    assert.equal(instance.hitFromAllowance!([tps()], local(second + 1_100)), undefined);
+    assert.equal((await instance.hit([tps()], local(second + 1_100))).allowed, true);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Window `second`: 1 + 25 counted, 2 used, 24 given back. The next: 1 + 25. At 100 ms into it
+    // the previous weighs 2 × 0.9.
+    assert.equal((await store.hit([tps(0)], local(second + 1_100))).states[0].remaining, 72);
+    await store.close();
+    clock.close();
+  });
+});

@@ -4,6 +4,7 @@ import { after, describe, test } from 'node:test';
 import { Redis } from 'ioredis';
 import type { CounterStore, WindowLimit } from '../../src/ratelimit/counter-store.js';
 import { createMemoryCounterStore } from '../../src/ratelimit/memory-counter-store.js';
+import { CALLER_CLOCK, createRedisClock } from '../../src/ratelimit/redis-clock.js';
 import { createRedisCounterStore } from '../../src/ratelimit/redis-counter-store.js';
 
 const redisUrl = process.env.GW_TEST_REDIS_URL;
@@ -20,7 +21,8 @@ const implementations: Array<{ name: string; skip: string | false; make(): Count
     make() {
       const redis = new Redis(redisUrl!, { maxRetriesPerRequest: 1 });
       connections.push(redis);
-      return createRedisCounterStore({ redis, prefix: `gwtest:${randomUUID()}:` });
+      // Fixed instants: windows by the caller's clock (Redis time has its own tests below).
+      return createRedisCounterStore({ redis, prefix: `gwtest:${randomUUID()}:`, clock: CALLER_CLOCK });
     },
   },
 ];
@@ -128,7 +130,7 @@ describe('Redis counter store: window counters expire', { skip: redisUrl ? false
     const redis = new Redis(redisUrl!, { maxRetriesPerRequest: 1 });
     connections.push(redis);
     const prefix = `gwtest:${randomUUID()}:`;
-    const store = createRedisCounterStore({ redis, prefix });
+    const store = createRedisCounterStore({ redis, prefix, clock: CALLER_CLOCK });
     const key = `${prefix}ttl:${Math.floor(T0 / 60_000)}`;
     await store.hit([limit('ttl', 10)], T0);
     const created = await redis.pttl(key);
@@ -145,5 +147,70 @@ describe('Redis counter store: window counters expire', { skip: redisUrl ? false
     assert.equal(await redis.get(key), '1');
     assert.ok((await redis.pttl(key)) > 110_000);
     await store.close();
+  });
+});
+
+describe('Redis counter store: windows by Redis time, not each instance\'s clock', { skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set' }, () => {
+  const connect = () => {
+    const redis = new Redis(redisUrl!, { maxRetriesPerRequest: 1 });
+    connections.push(redis);
+    return redis;
+  };
+  const SKEW_MS = 600;
+
+  test('the clock reads the offset of a local clock from Redis TIME', async () => {
+    const redis = connect();
+    const behind = createRedisClock({ redis, now: () => Date.now() - SKEW_MS });
+    const right = createRedisClock({ redis });
+    await Promise.all([behind.ready, right.ready]);
+    assert.ok(Math.abs(right.offsetMs()) <= 20, `same host, same clock (offset ${right.offsetMs()} ms)`);
+    assert.ok(Math.abs(behind.offsetMs() - SKEW_MS) <= 20, `600 ms behind (offset ${behind.offsetMs()} ms)`);
+    const local = Date.now() - SKEW_MS;
+    assert.ok(Math.abs(behind.toStoreTime(local) - right.toStoreTime(local + SKEW_MS)) <= 20);
+    behind.close();
+    right.close();
+  });
+
+  test('a new reading follows a local clock that was stepped', async () => {
+    let skewMs = 0;
+    const clock = createRedisClock({ redis: connect(), now: () => Date.now() + skewMs, refreshMs: 60_000 });
+    await clock.ready;
+    assert.ok(Math.abs(clock.offsetMs()) <= 20);
+    skewMs = 2_000;
+    await clock.calibrate();
+    assert.ok(Math.abs(clock.offsetMs() + 2_000) <= 20, `offset ${clock.offsetMs()} ms`);
+    clock.close();
+  });
+
+  test('two instances whose clocks are 600 ms apart share a TPS limit exactly, and report the same reset', async () => {
+    const prefix = `gwtest:${randomUUID()}:`;
+    const clockA = createRedisClock({ redis: connect() });
+    const clockB = createRedisClock({ redis: connect(), now: () => Date.now() - SKEW_MS });
+    await Promise.all([clockA.ready, clockB.ready]);
+    const a = createRedisCounterStore({ redis: connect(), prefix, clock: clockA });
+    const b = createRedisCounterStore({ redis: connect(), prefix, clock: clockB });
+    const tps = [limit('tps:k1', 10, 1, 1_000)];
+    // Instance A's clock is right; B's is 600 ms behind (in the previous second by its own
+    // reckoning). Over 250 ms of real time, 300 ms into a second, each sends 10 calls, interleaved.
+    const real0 = 1_700_000_000_300;
+    let admitted = 0;
+    for (let index = 0; index < 10; index++) {
+      const real = real0 + index * 25;
+      if ((await a.hit(tps, real)).allowed) admitted++;
+      if ((await b.hit(tps, real - SKEW_MS)).allowed) admitted++;
+    }
+    assert.equal(admitted, 10, 'one window between them: the limit, not up to twice it');
+    const refusedA = await a.hit(tps, real0 + 250);
+    const refusedB = await b.hit(tps, real0 + 250 - SKEW_MS);
+    assert.equal(refusedA.allowed || refusedB.allowed, false);
+    // The reset (x-ratelimit-reset-*, Retry-After) is reckoned in Redis time: the same on both.
+    assert.ok(Math.abs(refusedA.states[0].resetMs - refusedB.states[0].resetMs) <= 5, `resets ${refusedA.states[0].resetMs} and ${refusedB.states[0].resetMs} ms`);
+    // A token correction finds the window its call was counted in, whatever the instance's clock.
+    await b.hit([limit('tpm:k1', 1_000, 600, 1_000)], real0 - SKEW_MS);
+    await b.adjust('tpm:k1', 1_000, real0 - SKEW_MS, -500);
+    assert.equal((await a.hit([limit('tpm:k1', 1_000, 0, 1_000)], real0 + 1)).states[0].remaining, 900);
+    await Promise.all([a.close(), b.close()]);
+    clockA.close();
+    clockB.close();
   });
 });

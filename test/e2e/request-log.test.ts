@@ -43,6 +43,37 @@ describe('request log', () => {
     assert.match(details.response, /please log this/);
   });
 
+  test('with content logging, the log holds the messages as a redacting guardrail left them, and nothing of a blocked request', async () => {
+    const patched = await adminRequest(running, 'PATCH', `/api/admin/orgs/${running.orgId}`, { settings: { log_message_contents: true } });
+    assert.equal(patched.status, 200);
+    const guardrail = async (name: string, action: string) => {
+      const created = await adminRequest(running, 'POST', '/api/admin/guardrails', { org_id: running.orgId, name, kind: 'pii', action, enabled_by_default: false });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      return created.body.id as string;
+    };
+    const guardedChat = (content: string, guardrailId: string) =>
+      fetch(`${running.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${running.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'local-chat', gw_cache: false, gw_guardrail_ids: [guardrailId], messages: [{ role: 'user', content }] }),
+      });
+
+    const redacted = await guardedChat('mail me at jane@example.com', await guardrail('log-pii-redact', 'redact'));
+    assert.equal(redacted.status, 200);
+    const redactedRow = await rowOf(redacted.headers.get('x-gw-request-id')!);
+    assert.ok(!JSON.stringify(redactedRow).includes('jane@example.com'), 'the address the guardrail redacted is not logged');
+    assert.deepEqual(JSON.parse(redactedRow.details ?? '{}').messages, [{ role: 'user', content: 'mail me at [REDACTED_EMAIL]' }]);
+
+    const blocked = await guardedChat('mail me at john@example.com', await guardrail('log-pii-block', 'block'));
+    assert.equal(blocked.status, 400);
+    const blockedRow = await rowOf(blocked.headers.get('x-gw-request-id')!);
+    assert.equal(blockedRow.error_code, 'guardrail_blocked');
+    assert.ok(!JSON.stringify(blockedRow).includes('john@example.com'), 'a blocked request leaves no contents in the log');
+    const details = JSON.parse(blockedRow.details ?? '{}');
+    assert.equal(details.messages, undefined);
+    assert.equal(details.contents_withheld, 'guardrail_blocked');
+  });
+
   test('failed requests are recorded with their error code', async () => {
     const response = await fetch(`${running.baseURL}/chat/completions`, {
       method: 'POST',
