@@ -24,7 +24,8 @@ import { createRedisSpendGate } from './redis-spend-gate.js';
 import type { SpendGate } from './spend-gate.js';
 import { createSqlSpendLedger, type SpendLedger } from './spend-ledger.js';
 import { createSettlementRetry, type SettlementRetry } from './settlement-retry.js';
-import { createSpendSeeder, type SpendSeeder } from './spend-seeder.js';
+import { createSpendSeeder, seedingGate, type SpendSeeder } from './spend-seeder.js';
+import { createThresholdNotifier } from './budget-thresholds.js';
 import { createTokenCounter, type TokenCounter } from './token-counter.js';
 
 export interface MeteringOptions {
@@ -112,8 +113,21 @@ export async function createMetering(options: MeteringOptions): Promise<Metering
     batchSize: options.ledgerBatchSize,
     onError: (error) => report(error, 'spend ledger write failed; will retry'),
   });
-  const settlementRetry = createSettlementRetry({ gate, onError: report });
   const seeder = createSpendSeeder({ gate, ledger });
+  // Counters Redis lost (or that were marked for re-seeding) are seeded from SQL on first use.
+  gate = seedingGate(gate, seeder);
+  // Redis may come back empty (a restart without persistence): seed every account again on first use.
+  options.redis?.on('close', () => seeder.forget());
+  // Budget threshold events of settlements replayed after an outage (the meter stage checks the others).
+  const thresholds = createThresholdNotifier({ gate, events: options.events });
+  const settlementRetry = createSettlementRetry({
+    gate,
+    onError: report,
+    onSettled: (write, settled) =>
+      void thresholds
+        .check(write.accounts, settled, write.actualNanos, write.context ?? { keyAlias: '', requestId: write.reservationId, model: '' })
+        .catch((error) => report(error, 'budget threshold check failed')),
+  });
   const credits = createOrgCredits({ db: options.db, gate, seeder });
   const tokens = createTokenCounter();
 
@@ -121,6 +135,10 @@ export async function createMetering(options: MeteringOptions): Promise<Metering
   let deploymentsById: Map<string, Deployment> | undefined;
   const unsubscribe = options.changes?.subscribe((notice) => {
     if (notice.kind === 'catalog' || notice.kind === 'all') deploymentsById = undefined;
+    // A budget removed and set again must count the spend made in between: seed it again from SQL.
+    if (notice.kind === 'org' || notice.kind === 'team' || notice.kind === 'key') {
+      seeder.ownerChanged(notice.kind, notice.id).catch((error) => report(error, 'budget counter re-seeding failed'));
+    }
   });
   const catalog = options.catalog;
   const findDeployment = catalog

@@ -1,9 +1,11 @@
-import type { AccountState, SettledAccount, SpendAccount, SpendGate } from './spend-gate.js';
+import { UnseededAccountsError, type AccountState, type SettledAccount, type SpendAccount, type SpendGate } from './spend-gate.js';
 
 interface Counter {
   spent: number;
   reserved: number;
   credited: number;
+  /** False once `unseed` marked it: unusable until seeded again (a process's own counters are never lost). */
+  seeded: boolean;
   /** 0 = never. */
   expiresAt: number;
 }
@@ -37,10 +39,18 @@ export function createMemorySpendGate(options: MemorySpendGateOptions = {}): Spe
   function counter(key: string, expiresAt: number): Counter {
     let entry = counters.get(key);
     if (!entry) {
-      entry = { spent: 0, reserved: 0, credited: 0, expiresAt };
+      entry = { spent: 0, reserved: 0, credited: 0, seeded: true, expiresAt };
       counters.set(key, entry);
     }
     return entry;
+  }
+
+  /** The counters of the accounts, created where missing; throws for those marked unseeded. */
+  function seededCounters(accounts: readonly SpendAccount[]): Counter[] {
+    const entries = accounts.map((account) => counter(account.key, account.expiresAt));
+    const unseeded = accounts.filter((_, index) => !entries[index].seeded).map((account) => account.key);
+    if (unseeded.length > 0) throw new UnseededAccountsError(unseeded);
+    return entries;
   }
 
   /** Adds the actual cost to every account's spend; answers what a settlement answers. */
@@ -49,6 +59,11 @@ export function createMemorySpendGate(options: MemorySpendGateOptions = {}): Spe
     for (let index = 0; index < accounts.length; index++) {
       const account = accounts[index];
       const entry = counter(account.key, account.expiresAt);
+      // Seeding from the ledger counts this cost.
+      if (!entry.seeded) {
+        settled[index] = { spentNanos: 0, limitNanos: 0 };
+        continue;
+      }
       entry.spent += actualNanos;
       settled[index] = { spentNanos: entry.spent, limitNanos: account.limitNanos ?? entry.credited };
     }
@@ -81,30 +96,28 @@ export function createMemorySpendGate(options: MemorySpendGateOptions = {}): Spe
 
   return {
     async reserve(reservationId, accounts, amountNanos, ttlMs) {
-      const held: Counter[] = new Array(accounts.length);
+      const held = seededCounters(accounts);
       for (let index = 0; index < accounts.length; index++) {
         const account = accounts[index];
-        const entry = counter(account.key, account.expiresAt);
+        const entry = held[index];
         const limit = account.limitNanos ?? entry.credited;
         const available = limit - entry.spent - entry.reserved;
         // An account at its limit is blocked even for a call estimated at zero (SPEC: "a key at its budget is blocked").
         if (amountNanos > available || available <= 0) return { ok: false, index, availableNanos: Math.max(0, available) };
-        held[index] = entry;
       }
       for (const entry of held) entry.reserved += amountNanos;
       holds.set(reservationId, { amount: amountNanos, counters: held, deadline: now() + ttlMs });
       return { ok: true };
     },
     async claim(holdId, accounts, minimumNanos, wantedNanos, share, ttlMs) {
-      const held: Counter[] = new Array(accounts.length);
+      const held = seededCounters(accounts);
       let least = Infinity;
       for (let index = 0; index < accounts.length; index++) {
         const account = accounts[index];
-        const entry = counter(account.key, account.expiresAt);
+        const entry = held[index];
         const available = (account.limitNanos ?? entry.credited) - entry.spent - entry.reserved;
         if (minimumNanos > available || available <= 0) return { ok: false, index, availableNanos: Math.max(0, available) };
         least = Math.min(least, available);
-        held[index] = entry;
       }
       const grantedNanos = Math.max(minimumNanos, Math.min(wantedNanos, Math.floor(least / share)));
       for (const entry of held) entry.reserved += grantedNanos;
@@ -139,16 +152,29 @@ export function createMemorySpendGate(options: MemorySpendGateOptions = {}): Spe
     },
     async addCredit(accountKey, amountNanos) {
       const entry = counter(accountKey, 0);
+      if (!entry.seeded) throw new UnseededAccountsError([accountKey]);
       entry.credited += amountNanos;
       return entry.credited;
     },
     async read(accountKey): Promise<AccountState> {
       const entry = counters.get(accountKey);
+      if (entry && !entry.seeded) throw new UnseededAccountsError([accountKey]);
       return { spentNanos: entry?.spent ?? 0, reservedNanos: entry?.reserved ?? 0, creditedNanos: entry?.credited ?? 0 };
     },
     async seed(account, state) {
-      if (counters.has(account.key)) return;
-      counters.set(account.key, { spent: state.spentNanos, reserved: 0, credited: state.creditedNanos ?? 0, expiresAt: account.expiresAt });
+      const entry = counters.get(account.key);
+      if (entry === undefined) {
+        counters.set(account.key, { spent: state.spentNanos, reserved: 0, credited: state.creditedNanos ?? 0, seeded: true, expiresAt: account.expiresAt });
+      } else if (!entry.seeded) {
+        // Changed in place: the holds still running on it refer to it, and keep their reserved amount.
+        Object.assign(entry, { spent: state.spentNanos, credited: state.creditedNanos ?? 0, seeded: true, expiresAt: account.expiresAt });
+      }
+    },
+    async unseed(accountKeys) {
+      for (const key of accountKeys) {
+        const entry = counters.get(key);
+        if (entry) entry.seeded = false;
+      }
     },
     async claimOnce(marker, ttlMs) {
       const time = now();

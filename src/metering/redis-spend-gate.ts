@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { AccountState, SettledAccount, SpendAccount, SpendGate } from './spend-gate.js';
+import { UnseededAccountsError, type AccountState, type SettledAccount, type SpendAccount, type SpendGate } from './spend-gate.js';
 import { redisScript, type RedisScript } from '../lib/redis-script.js';
 import { sendUnhurried } from '../lib/redis-turn-writes.js';
 import { withTimeout } from '../lib/with-timeout.js';
@@ -23,78 +23,111 @@ export interface RedisSpendGateOptions {
  * numbers with 14 significant digits, which would corrupt nano-dollar sums past 1e14. Lua numbers
  * (doubles) are used only to compare, which is exact below 2^53.
  */
-const RESERVE = `
+
+// Takes a hold's amount off a counter's reserved total. A counter that is gone is not recreated:
+// what was reserved on it went with it.
+const FREE_HELD_BODY = `
+local function freeHeld(key, amount)
+  if redis.call('EXISTS', key) == 0 then return end
+  if redis.call('HINCRBY', key, 'reserved', '-' .. amount) < 0 then redis.call('HSET', key, 'reserved', '0') end
+end
+`;
+
+// What each account (KEYS[3..]) has left under its limit (ARGV[base + 2i]; '' = its credited
+// total). Only a counter with the 'seeded' mark is trusted: one without it was never seeded, was
+// marked for re-seeding, or was lost (Redis restarted empty, flushed or evicted it), and reading it
+// as zero would refuse every credit call and forget all budget spend. Those accounts' indexes come
+// back instead, and the script changes nothing, so that no hold recreates a counter without its
+// spend; the instance seeds them from SQL and tries again.
+const AVAILABILITY_BODY = `
+local function availability(base)
+  local available, unseeded = {}, {}
+  for i = 1, #KEYS - 2 do
+    local values = redis.call('HMGET', KEYS[i + 2], 'spent', 'reserved', 'credited', 'seeded')
+    if not values[4] then
+      unseeded[#unseeded + 1] = i - 1
+    else
+      local limit = ARGV[base + i * 2]
+      local cap
+      if limit == '' then cap = tonumber(values[3] or '0') else cap = tonumber(limit) end
+      available[i] = cap - tonumber(values[1] or '0') - tonumber(values[2] or '0')
+    end
+  end
+  return available, unseeded
+end
+`;
+
+// The hold hash has no expiry: the sweeper needs its amount and accounts to release it, however
+// long after its deadline it runs (all instances down for hours). Settle, release and sweep delete it.
+const RESERVE = `${AVAILABILITY_BODY}
+local available, unseeded = availability(2)
+if #unseeded > 0 then return {2, unpack(unseeded)} end
 local amount = tonumber(ARGV[2])
 local n = #KEYS - 2
 for i = 1, n do
-  local values = redis.call('HMGET', KEYS[i + 2], 'spent', 'reserved', 'credited')
-  local limit = ARGV[3 + i * 2]
-  local cap
-  if limit == '' then cap = tonumber(values[3] or '0') else cap = tonumber(limit) end
-  local available = cap - tonumber(values[1] or '0') - tonumber(values[2] or '0')
-  if amount > available or available <= 0 then return {0, i - 1, tostring(available)} end
+  if amount > available[i] or available[i] <= 0 then return {0, i - 1, tostring(available[i])} end
 end
 local names = {}
 for i = 1, n do
   local key = KEYS[i + 2]
   if ARGV[2] ~= '0' then redis.call('HINCRBY', key, 'reserved', ARGV[2]) end
-  if ARGV[4 + i * 2] ~= '0' then redis.call('PEXPIREAT', key, ARGV[4 + i * 2]) end
+  if ARGV[3 + i * 2] ~= '0' then redis.call('PEXPIREAT', key, ARGV[3 + i * 2]) end
   names[i] = key
 end
 redis.call('HSET', KEYS[1], 'amount', ARGV[2], 'keys', table.concat(names, '\\n'))
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 return {1}
 `;
 
 // RESERVE's check, then a hold of min(wanted, least available / share), at least the minimum. The
 // held amount is formatted with %d (exact below 2^53), not tostring, which keeps 14 digits.
-const CLAIM = `
+const CLAIM = `${AVAILABILITY_BODY}
+local available, unseeded = availability(4)
+if #unseeded > 0 then return {2, unpack(unseeded)} end
 local minimum = tonumber(ARGV[2])
 local n = #KEYS - 2
 local least
 for i = 1, n do
-  local values = redis.call('HMGET', KEYS[i + 2], 'spent', 'reserved', 'credited')
-  local limit = ARGV[5 + i * 2]
-  local cap
-  if limit == '' then cap = tonumber(values[3] or '0') else cap = tonumber(limit) end
-  local available = cap - tonumber(values[1] or '0') - tonumber(values[2] or '0')
-  if minimum > available or available <= 0 then return {0, i - 1, tostring(available)} end
-  if least == nil or available < least then least = available end
+  if minimum > available[i] or available[i] <= 0 then return {0, i - 1, tostring(available[i])} end
+  if least == nil or available[i] < least then least = available[i] end
 end
-local grant = math.floor(least / tonumber(ARGV[6]))
-if grant > tonumber(ARGV[5]) then grant = tonumber(ARGV[5]) end
+local grant = math.floor(least / tonumber(ARGV[5]))
+if grant > tonumber(ARGV[4]) then grant = tonumber(ARGV[4]) end
 local amount = ARGV[2]
 if grant > minimum then amount = string.format('%d', grant) end
 local names = {}
 for i = 1, n do
   local key = KEYS[i + 2]
   if amount ~= '0' then redis.call('HINCRBY', key, 'reserved', amount) end
-  if ARGV[6 + i * 2] ~= '0' then redis.call('PEXPIREAT', key, ARGV[6 + i * 2]) end
+  if ARGV[5 + i * 2] ~= '0' then redis.call('PEXPIREAT', key, ARGV[5 + i * 2]) end
   names[i] = key
 end
 redis.call('HSET', KEYS[1], 'amount', amount, 'keys', table.concat(names, '\\n'))
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
 return {1, amount}
 `;
 
 // Adds a settled cost to each account (KEYS[3..]) and frees what was held for it; the accounts'
 // limits and expiries are ARGV[base + 2i] and ARGV[base + 1 + 2i]. Returns spent and limit per account.
+// A counter that is gone is not recreated, and one without the 'seeded' mark gets no spend (0 and 0
+// answered): the ledger has the cost, and seeding it from SQL counts it.
 const SETTLE_ACCOUNTS_BODY = `
+${FREE_HELD_BODY}
 local function settleAccounts(held, cost, base)
   local out = {}
   for i = 1, #KEYS - 2 do
     local key = KEYS[i + 2]
-    if held and held ~= '0' then
-      if redis.call('HINCRBY', key, 'reserved', '-' .. held) < 0 then redis.call('HSET', key, 'reserved', '0') end
+    if held and held ~= '0' then freeHeld(key, held) end
+    if redis.call('HEXISTS', key, 'seeded') == 1 then
+      local limit = ARGV[base + i * 2]
+      if limit == '' then limit = redis.call('HGET', key, 'credited') or '0' end
+      out[2 * i - 1] = redis.call('HINCRBY', key, 'spent', cost)
+      out[2 * i] = limit
+      if ARGV[base + 1 + i * 2] ~= '0' then redis.call('PEXPIREAT', key, ARGV[base + 1 + i * 2]) end
+    else
+      out[2 * i - 1] = 0
+      out[2 * i] = 0
     end
-    local spent = redis.call('HINCRBY', key, 'spent', cost)
-    local limit = ARGV[base + i * 2]
-    if limit == '' then limit = redis.call('HGET', key, 'credited') or '0' end
-    if ARGV[base + 1 + i * 2] ~= '0' then redis.call('PEXPIREAT', key, ARGV[base + 1 + i * 2]) end
-    out[2 * i - 1] = spent
-    out[2 * i] = limit
   end
   return out
 end
@@ -124,13 +157,12 @@ return out
 `;
 
 const RELEASE_BODY = `
+${FREE_HELD_BODY}
 local function release(holdKey)
   local hold = redis.call('HMGET', holdKey, 'amount', 'keys')
   if not hold[1] then return 0 end
   if hold[1] ~= '0' then
-    for key in string.gmatch(hold[2], '[^\\n]+') do
-      if redis.call('HINCRBY', key, 'reserved', '-' .. hold[1]) < 0 then redis.call('HSET', key, 'reserved', '0') end
-    end
+    for key in string.gmatch(hold[2], '[^\\n]+') do freeHeld(key, hold[1]) end
   end
   redis.call('DEL', holdKey)
   return 1
@@ -152,11 +184,25 @@ end
 return #ids
 `;
 
+// Set-if-unseeded. A counter without the mark may hold 'reserved' of holds still running (they
+// landed before it was marked for re-seeding): that is kept; its spent and credited are replaced.
 const SEED = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'spent', ARGV[1], 'reserved', '0', 'credited', ARGV[2])
+if redis.call('HEXISTS', KEYS[1], 'seeded') == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'spent', ARGV[1], 'credited', ARGV[2], 'seeded', '1')
+redis.call('HSETNX', KEYS[1], 'reserved', '0')
 if ARGV[3] ~= '0' then redis.call('PEXPIREAT', KEYS[1], ARGV[3]) end
 return 1
+`;
+
+const UNSEED = `
+for i = 1, #KEYS do redis.call('HDEL', KEYS[i], 'seeded') end
+return #KEYS
+`;
+
+// A top-up on a counter that is not seeded adds nothing (false): the seeding reads SQL, which has it.
+const ADD_CREDIT = `
+if redis.call('HEXISTS', KEYS[1], 'seeded') == 0 then return false end
+return redis.call('HINCRBY', KEYS[1], 'credited', ARGV[1])
 `;
 
 /** SETTLE's and DRAW's reply: spent and limit per account, or nothing when a replay found no hold. */
@@ -167,9 +213,13 @@ function settledAccounts(reply: Array<number | string>, count: number): SettledA
   return settled;
 }
 
-/** Holds live this long past their deadline in Redis, so a late settle still finds the amount to release. */
-const HOLD_GRACE_MS = 3_600_000;
 const SWEEP_BATCH = 500;
+/** RESERVE's and CLAIM's answer when accounts are not seeded: {2, index...}. */
+const UNSEEDED = 2;
+
+function unseededError(reply: Array<number | string>, accounts: readonly SpendAccount[]): UnseededAccountsError {
+  return new UnseededAccountsError(reply.slice(1).map((index) => accounts[Number(index)].key));
+}
 
 export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate {
   const { redis } = options;
@@ -178,7 +228,17 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
   const timeoutMs = options.commandTimeoutMs ?? 2000;
   const deadlines = `${prefix}holds`;
   const holdPrefix = `${prefix}hold:`;
-  const scripts = { reserve: redisScript(RESERVE), settle: redisScript(SETTLE), release: redisScript(RELEASE), sweep: redisScript(SWEEP), seed: redisScript(SEED), claim: redisScript(CLAIM), draw: redisScript(DRAW) };
+  const scripts = {
+    reserve: redisScript(RESERVE),
+    settle: redisScript(SETTLE),
+    release: redisScript(RELEASE),
+    sweep: redisScript(SWEEP),
+    seed: redisScript(SEED),
+    unseed: redisScript(UNSEED),
+    addCredit: redisScript(ADD_CREDIT),
+    claim: redisScript(CLAIM),
+    draw: redisScript(DRAW),
+  };
 
   const lateMessage = `spend store did not answer within ${timeoutMs} ms`;
   const within = <T>(promise: Promise<T>): Promise<T> => withTimeout(promise, timeoutMs, lateMessage);
@@ -204,10 +264,11 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
     async reserve(reservationId, accounts, amountNanos, ttlMs) {
       const deadline = now() + ttlMs;
       const keys = [holdPrefix + reservationId, deadlines];
-      const args = [reservationId, String(amountNanos), String(deadline), String(ttlMs + HOLD_GRACE_MS)];
+      const args = [reservationId, String(amountNanos), String(deadline)];
       addAccounts(keys, args, accounts);
       const reply = (await run(scripts.reserve, keys, args)) as Array<number | string>;
       if (Number(reply[0]) === 1) return { ok: true };
+      if (Number(reply[0]) === UNSEEDED) throw unseededError(reply, accounts);
       return { ok: false, index: Number(reply[1]), availableNanos: Math.max(0, Number(reply[2])) };
     },
     async settle(reservationId, accounts, actualNanos, options) {
@@ -223,10 +284,11 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
     async claim(holdId, accounts, minimumNanos, wantedNanos, share, ttlMs) {
       const deadline = now() + ttlMs;
       const keys = [holdPrefix + holdId, deadlines];
-      const args = [holdId, String(minimumNanos), String(deadline), String(ttlMs + HOLD_GRACE_MS), String(Math.max(minimumNanos, wantedNanos)), String(share)];
+      const args = [holdId, String(minimumNanos), String(deadline), String(Math.max(minimumNanos, wantedNanos)), String(share)];
       addAccounts(keys, args, accounts);
       const reply = (await run(scripts.claim, keys, args)) as Array<number | string>;
       if (Number(reply[0]) === 1) return { ok: true, grantedNanos: Number(reply[1]) };
+      if (Number(reply[0]) === UNSEEDED) throw unseededError(reply, accounts);
       return { ok: false, index: Number(reply[1]), availableNanos: Math.max(0, Number(reply[2])) };
     },
     async draw(holdId, drawId, accounts, heldNanos, actualNanos, options) {
@@ -242,14 +304,20 @@ export function createRedisSpendGate(options: RedisSpendGateOptions): SpendGate 
       await sendUnhurried(redis, () => run(scripts.release, [holdPrefix + reservationId, deadlines], [reservationId]));
     },
     async addCredit(accountKey, amountNanos) {
-      return Number(await within(redis.hincrby(prefix + accountKey, 'credited', String(amountNanos))));
+      const total = await run(scripts.addCredit, [prefix + accountKey], [String(amountNanos)]);
+      if (total === null) throw new UnseededAccountsError([accountKey]);
+      return Number(total);
     },
     async read(accountKey): Promise<AccountState> {
-      const [spent, reserved, credited] = await within(redis.hmget(prefix + accountKey, 'spent', 'reserved', 'credited'));
+      const [spent, reserved, credited, seeded] = await within(redis.hmget(prefix + accountKey, 'spent', 'reserved', 'credited', 'seeded'));
+      if (seeded === null) throw new UnseededAccountsError([accountKey]);
       return { spentNanos: Number(spent ?? 0), reservedNanos: Number(reserved ?? 0), creditedNanos: Number(credited ?? 0) };
     },
     async seed(account, state) {
       await run(scripts.seed, [prefix + account.key], [String(state.spentNanos), String(state.creditedNanos ?? 0), String(account.expiresAt)]);
+    },
+    async unseed(accountKeys) {
+      if (accountKeys.length > 0) await run(scripts.unseed, accountKeys.map((key) => prefix + key), []);
     },
     async claimOnce(marker, ttlMs) {
       const reply = await within(redis.set(`${prefix}once:${marker}`, '1', 'PX', ttlMs, 'NX'));

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { createEventBus, type GatewayEvent } from '../lib/event-bus.js';
+import { createThresholdNotifier } from './budget-thresholds.js';
 import { createMemorySpendGate } from './memory-spend-gate.js';
 import { createSettlementRetry } from './settlement-retry.js';
 import type { SpendAccount, SpendGate } from './spend-gate.js';
@@ -57,4 +59,34 @@ test('a deferred release drops a hold whose reservation reply was lost', async (
   retry.defer({ kind: 'release', reservationId: 'r2' });
   await retry.close();
   assert.equal((await gate.read(account.key)).reservedNanos, 0);
+});
+
+test('a replayed settlement that crosses a budget threshold fires it exactly once', async () => {
+  const { gate, down } = switchableGate();
+  const events = createEventBus();
+  const published: GatewayEvent[] = [];
+  events.subscribe((event) => published.push(event));
+  const thresholds = createThresholdNotifier({ gate, events });
+  // As create-metering.ts wires it.
+  const retry = createSettlementRetry({
+    gate,
+    intervalMs: 60_000,
+    onSettled: (write, settled) => void thresholds.check(write.accounts, settled, write.actualNanos, write.context!),
+  });
+  const budget: SpendAccount = { ...account, key: 'key:k1:all', kind: 'key', limitNanos: 1_000, ownerId: 'k1', thresholds: [0.5, 0.8, 1] };
+  assert.deepEqual(await gate.reserve('r1', [budget], 700, 60_000), { ok: true });
+  // The first settlement (600 of 1,000: past 50%) fails; the meter stage defers it.
+  down.value = true;
+  await assert.rejects(gate.settle('r1', [budget], 600));
+  retry.defer({ kind: 'settle', reservationId: 'r1', accounts: [budget], actualNanos: 600, context: { keyAlias: 'ci', requestId: 'r1', model: 'm' } });
+  down.value = false;
+  await retry.replay();
+  // A second replay of the same settlement (its reply lost) adds nothing and fires nothing.
+  retry.defer({ kind: 'settle', reservationId: 'r1', accounts: [budget], actualNanos: 600, context: { keyAlias: 'ci', requestId: 'r1', model: 'm' } });
+  await retry.close();
+  await new Promise((resolve) => setImmediate(resolve));
+  const crossings = published.filter((event) => event.kind === 'budget.threshold');
+  assert.equal(crossings.length, 1);
+  assert.equal(crossings[0].details.threshold, 0.5);
+  assert.equal(crossings[0].details.key_alias, 'ci');
 });

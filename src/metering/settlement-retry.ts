@@ -1,9 +1,17 @@
-import type { SpendAccount, SpendGate } from './spend-gate.js';
+import type { ThresholdContext } from './budget-thresholds.js';
+import type { SettledAccount, SpendAccount, SpendGate } from './spend-gate.js';
+
+/** A deferred settlement: what the gate needs, and what its threshold events name (the call). */
+export interface DeferredSettlement {
+  kind: 'settle';
+  reservationId: string;
+  accounts: readonly SpendAccount[];
+  actualNanos: number;
+  context?: ThresholdContext;
+}
 
 /** A gate write that failed while the store was away, to be replayed when it is back. */
-export type DeferredGateWrite =
-  | { kind: 'settle'; reservationId: string; accounts: readonly SpendAccount[]; actualNanos: number }
-  | { kind: 'release'; reservationId: string };
+export type DeferredGateWrite = DeferredSettlement | { kind: 'release'; reservationId: string };
 
 export interface SettlementRetry {
   defer(write: DeferredGateWrite): void;
@@ -20,6 +28,11 @@ export interface SettlementRetryOptions {
   /** Past this many queued writes the oldest are dropped (and reported). */
   maxPending?: number;
   onError?: (error: unknown, context: string) => void;
+  /**
+   * A replayed settlement landed: the spent totals it answered, for the budget threshold check
+   * (a crossing made by a replay fires as one made by the first try would have).
+   */
+  onSettled?: (write: DeferredSettlement, settled: SettledAccount[]) => void;
 }
 
 /**
@@ -40,8 +53,9 @@ export function createSettlementRetry(options: SettlementRetryOptions): Settleme
   let running: Promise<void> | undefined;
 
   async function apply(write: DeferredGateWrite): Promise<void> {
-    if (write.kind === 'settle') await gate.settle(write.reservationId, write.accounts, write.actualNanos, { onlyIfHeld: true });
-    else await gate.release(write.reservationId);
+    if (write.kind === 'release') return gate.release(write.reservationId);
+    const settled = await gate.settle(write.reservationId, write.accounts, write.actualNanos, { onlyIfHeld: true });
+    if (settled.length > 0) options.onSettled?.(write, settled);
   }
 
   async function drain(): Promise<void> {

@@ -46,6 +46,16 @@ function budgetAccount(
   };
 }
 
+/** The owners whose budgets have counters named by their id alone (per-user counters add the user). */
+export type BudgetOwnerKind = 'org' | 'team' | 'key';
+
+const PERIODS: readonly BudgetPeriod[] = ['none', 'daily', 'weekly', 'monthly'];
+
+/** The counter names an owner's budget may have now, one per period (named as budgetAccount names them). */
+export function budgetCounterKeys(kind: BudgetOwnerKind, ownerId: string, windowOf: (period: BudgetPeriod) => PeriodWindow): string[] {
+  return PERIODS.map((period) => `${kind}:${ownerId}:${windowOf(period).id}`);
+}
+
 /**
  * Every account a call is charged to: the org's credits (when credits are enforced), then the org,
  * team, key and per-`user` budgets that are set, each in its current period bucket.

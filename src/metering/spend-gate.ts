@@ -44,6 +44,18 @@ export interface SettledAccount {
 }
 
 /**
+ * A counter the gate cannot use until it is seeded from SQL: never seeded, marked by `unseed`, or
+ * lost by the store (Redis restarted empty, flushed or evicted it). `reserve`, `claim`, `read` and
+ * `addCredit` throw it before changing anything; spend-seeder.ts seeds the counters and tries once more.
+ */
+export class UnseededAccountsError extends Error {
+  constructor(readonly accountKeys: readonly string[]) {
+    super(`spend counters not seeded: ${accountKeys.join(', ')}`);
+    this.name = 'UnseededAccountsError';
+  }
+}
+
+/**
  * The atomic counters behind credits and budgets. `reserve` checks every account and holds the
  * amount on all of them, or on none; `settle` turns a hold into spend at the actual cost; `release`
  * drops a hold. Holds carry a deadline and `sweepExpired` releases the ones left behind by a dead
@@ -61,6 +73,8 @@ export interface SpendGate {
   /**
    * `onlyIfHeld` (a replayed settlement): do nothing and return [] unless the hold still exists, so a
    * replay of a settlement that did land, or that the ledger already re-seeded, is not counted twice.
+   * An unseeded counter (lost by the store) is left as it is, answered as { spentNanos: 0, limitNanos: 0 }:
+   * the ledger has the spend, and seeding counts it.
    */
   settle(reservationId: string, accounts: readonly SpendAccount[], actualNanos: number, options?: { onlyIfHeld?: boolean }): Promise<SettledAccount[]>;
   release(reservationId: string): Promise<void>;
@@ -77,11 +91,25 @@ export interface SpendGate {
    * returns []. When the claim's hold is gone (swept), the spend is still added unless `onlyIfHeld`.
    */
   draw?(holdId: string, drawId: string, accounts: readonly SpendAccount[], heldNanos: number, actualNanos: number, options?: { onlyIfHeld?: boolean }): Promise<SettledAccount[]>;
-  /** Adds to a credit account's credited total (a top-up) and returns the new total. */
+  /**
+   * Adds to a credit account's credited total (a top-up) and returns the new total. On an unseeded
+   * counter it adds nothing and throws UnseededAccountsError: seeding reads the credited total from
+   * SQL, where the top-up already is.
+   */
   addCredit(accountKey: string, amountNanos: number): Promise<number>;
   read(accountKey: string): Promise<AccountState>;
-  /** Sets spent (and credited) only where the counter has none yet, so instances seeding at once cannot clobber live counts. */
+  /**
+   * Sets spent (and credited) only where the counter is not seeded yet, so instances seeding at once
+   * cannot clobber live counts. An unseeded counter's spent and credited are replaced; what is
+   * reserved on it (holds still running) is kept.
+   */
   seed(account: Pick<SpendAccount, 'key' | 'expiresAt'>, state: { spentNanos: number; creditedNanos?: number }): Promise<void>;
+  /**
+   * Marks counters unseeded (a budget was set again, and its counter missed the spend made while it
+   * was not): the next `reserve`, `claim` or `read` of them throws UnseededAccountsError, and `seed`
+   * replaces their spent. What is reserved on them is kept.
+   */
+  unseed(accountKeys: readonly string[]): Promise<void>;
   /** True exactly once per marker until `ttlMs` passes: dedupes threshold events across instances. */
   claimOnce(marker: string, ttlMs: number): Promise<boolean>;
   /** Releases holds past their deadline; returns how many. */
