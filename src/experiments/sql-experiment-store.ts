@@ -78,33 +78,25 @@ export function createSqlExperimentStore(db: Kysely<Database>, now: () => number
       return true;
     },
     async addStats(increments) {
-      for (const increment of increments) {
-        const row: ExperimentStatsTable = {
-          experiment_id: increment.experimentId,
-          variant: increment.variant,
-          calls: increment.calls,
-          errors: increment.errors,
-          latency_ms_total: Math.round(increment.latencyMsTotal),
-          prompt_tokens: increment.promptTokens,
-          completion_tokens: increment.completionTokens,
-          cost_nanos: increment.costNanos,
-        };
-        // INSERT … ON CONFLICT DO UPDATE adding `excluded` values: the same SQL on SQLite and Postgres.
-        await db
-          .insertInto('experiment_stats')
-          .values(row)
-          .onConflict((conflict) =>
-            conflict.columns(['experiment_id', 'variant']).doUpdateSet({
-              calls: sql`experiment_stats.calls + excluded.calls`,
-              errors: sql`experiment_stats.errors + excluded.errors`,
-              latency_ms_total: sql`experiment_stats.latency_ms_total + excluded.latency_ms_total`,
-              prompt_tokens: sql`experiment_stats.prompt_tokens + excluded.prompt_tokens`,
-              completion_tokens: sql`experiment_stats.completion_tokens + excluded.completion_tokens`,
-              cost_nanos: sql`experiment_stats.cost_nanos + excluded.cost_nanos`,
-            }),
-          )
-          .execute();
-      }
+      const rows = toStatsRows(increments);
+      if (rows.length === 0) return;
+      // One statement for the whole batch: it adds everything or nothing, so the batch writer can
+      // retry a failed batch without counting any variant twice. INSERT … ON CONFLICT DO UPDATE
+      // adding `excluded` values is the same SQL on SQLite and Postgres.
+      await db
+        .insertInto('experiment_stats')
+        .values(rows)
+        .onConflict((conflict) =>
+          conflict.columns(['experiment_id', 'variant']).doUpdateSet({
+            calls: sql`experiment_stats.calls + excluded.calls`,
+            errors: sql`experiment_stats.errors + excluded.errors`,
+            latency_ms_total: sql`experiment_stats.latency_ms_total + excluded.latency_ms_total`,
+            prompt_tokens: sql`experiment_stats.prompt_tokens + excluded.prompt_tokens`,
+            completion_tokens: sql`experiment_stats.completion_tokens + excluded.completion_tokens`,
+            cost_nanos: sql`experiment_stats.cost_nanos + excluded.cost_nanos`,
+          }),
+        )
+        .execute();
     },
     async stats(experimentId) {
       const rows = await db.selectFrom('experiment_stats').selectAll().where('experiment_id', '=', experimentId).execute();
@@ -120,6 +112,35 @@ export function createSqlExperimentStore(db: Kysely<Database>, now: () => number
     },
   };
   return store;
+}
+
+/**
+ * One row per (experiment, variant): Postgres refuses an upsert that touches the same row twice,
+ * so repeated pairs are summed first.
+ */
+function toStatsRows(increments: readonly (VariantStats & { experimentId: string })[]): ExperimentStatsTable[] {
+  const rows = new Map<string, ExperimentStatsTable>();
+  for (const increment of increments) {
+    const id = JSON.stringify([increment.experimentId, increment.variant]);
+    const row = rows.get(id) ?? {
+      experiment_id: increment.experimentId,
+      variant: increment.variant,
+      calls: 0,
+      errors: 0,
+      latency_ms_total: 0,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      cost_nanos: 0,
+    };
+    row.calls += increment.calls;
+    row.errors += increment.errors;
+    row.latency_ms_total += Math.round(increment.latencyMsTotal);
+    row.prompt_tokens += increment.promptTokens;
+    row.completion_tokens += increment.completionTokens;
+    row.cost_nanos += increment.costNanos;
+    rows.set(id, row);
+  }
+  return [...rows.values()];
 }
 
 function toExperiment(row: ExperimentsTable): Experiment {

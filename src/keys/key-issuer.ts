@@ -13,7 +13,10 @@ export interface KeyIssuer {
   issue(request: KeyRequest, options?: { secret?: string }): Promise<{ key: VirtualKey; secret: string }>;
   /** Applies a patch; a new team must belong to the key's org (400 otherwise). */
   update(keyId: string, patch: KeyPatch): Promise<VirtualKey>;
-  /** Idempotent: revoking a revoked key returns it unchanged and announces nothing again. */
+  /**
+   * Idempotent: revoking a revoked key returns it unchanged and raises no second event, but
+   * announces the revocation again, so a retry after a failed announcement reaches every instance.
+   */
   revoke(keyId: string): Promise<VirtualKey>;
 }
 
@@ -59,18 +62,21 @@ export function createKeyIssuer(options: { store: TenancyStore; hashKey: Buffer;
       const revoked = await store.revokeKey(keyId);
       if (!revoked) throw new GatewayError('not_found', `Unknown key '${keyId}'.`);
       const { key, revokedNow } = revoked;
-      if (!revokedNow) return key;
-      // Every instance drops its cached copy now; requests already in flight complete.
+      // The event first: the key is revoked in the database whether or not the notice goes out.
+      if (revokedNow) {
+        options.events.publish({
+          kind: 'key.revoked',
+          orgId: key.orgId,
+          severity: 'WARNING',
+          title: `Virtual key ${key.alias} revoked`,
+          message: `The key "${key.name}" (${key.alias}) was revoked; later requests with it are rejected.`,
+          details: { org_id: key.orgId, key_alias: key.alias, key_name: key.name },
+          occurredAt: Date.now(),
+        });
+      }
+      // Every instance drops its cached copy now; requests already in flight complete. Sent again on
+      // a repeat: the admin retries when the first announcement failed (a 500 after the row changed).
       await options.changes.publish({ kind: 'key', id: key.id });
-      options.events.publish({
-        kind: 'key.revoked',
-        orgId: key.orgId,
-        severity: 'WARNING',
-        title: `Virtual key ${key.alias} revoked`,
-        message: `The key "${key.name}" (${key.alias}) was revoked; later requests with it are rejected.`,
-        details: { org_id: key.orgId, key_alias: key.alias, key_name: key.name },
-        occurredAt: Date.now(),
-      });
       return key;
     },
   };

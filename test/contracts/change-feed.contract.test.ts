@@ -69,3 +69,64 @@ describe('Redis change feed: confirmed version', { skip: redisUrl ? false : 'GW_
     assert.ok(performance.now() - startedAt < 1_000, 'without a freshness a publish does not wait');
   });
 });
+
+/** Waits (bounded) until `condition` holds; false when it never did. */
+const eventually = async (condition: () => boolean, withinMs = 5_000) => {
+  const deadline = performance.now() + withinMs;
+  while (!condition() && performance.now() < deadline) await sleep(10);
+  return condition();
+};
+
+describe('Redis change feed: lost notices', { skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set' }, () => {
+  test('a notice that could not be sent is sent in the background once Redis is back', async () => {
+    // enableOfflineQueue false, as in the gateway: a command sent while disconnected fails at once.
+    const publisherConnection = new Redis(redisUrl!, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+    publisherConnection.on('error', () => {});
+    connections.push(publisherConnection);
+    await publisherConnection.connect();
+    const attempts: number[] = [];
+    const publisher = createRedisChangeFeed(publisherConnection, connection(), { onPublishError: (_error, _notice, attempt) => attempts.push(attempt) });
+    feeds.push(publisher);
+    const reader = feed({});
+    const heard: unknown[] = [];
+    reader.subscribe((notice) => heard.push(notice));
+    await sleep(100);
+
+    publisherConnection.disconnect();
+    await assert.rejects(publisher.publish({ kind: 'key', id: 'k-lost' }));
+    assert.deepEqual(attempts, [1]);
+    await sleep(300);
+    assert.ok(attempts.length >= 2, 'retried in the background');
+    await publisherConnection.connect();
+    assert.ok(
+      await eventually(() => heard.some((notice) => JSON.stringify(notice).includes('k-lost'))),
+      `the other instance heard of the change (heard ${JSON.stringify(heard)})`,
+    );
+    const sentAfter = attempts.length;
+    await sleep(1_500);
+    assert.equal(attempts.length, sentAfter, 'no more retries once sent');
+  });
+
+  test('a version read ahead of the notices received resyncs everything; a notice that arrives does not', async () => {
+    const reader = feed({ freshnessMs: 40, missedNoticeGraceMs: 100 });
+    const heard: unknown[] = [];
+    reader.subscribe((notice) => heard.push(notice));
+    assert.ok((await firstConfirmation(reader)) !== undefined);
+    // Whatever the feed delivered while it connected is not what this test is about.
+    await sleep(200);
+    heard.length = 0;
+
+    // A change announced normally: its notice arrives, no resync.
+    await feed({}).publish({ kind: 'catalog' });
+    await sleep(300);
+    assert.deepEqual(
+      heard.map((notice) => (notice as { kind: string }).kind),
+      ['catalog'],
+    );
+
+    // A change whose notice never reaches this instance (a half-open subscriber socket reports nothing).
+    await connection().incr('gw:changes:version');
+    assert.ok(await eventually(() => heard.some((notice) => (notice as { kind: string }).kind === 'all')), 'resynced');
+    assert.equal(heard.length, 2, 'once');
+  });
+});
