@@ -133,11 +133,20 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   const secretBox = createSecretBox(secrets.encryptionKey);
   const database = await createDatabase(config.databaseUrl, { sqliteWriter: config.sqliteWriter, sqliteCacheKib: config.sqliteCacheKib });
   const logFlushIntervalMs = config.logFlushIntervalMs ?? defaultBatchFlushIntervalMs(database.dialect);
-  await migrateToLatest(database.db);
+  // A newer version already migrated (rolling upgrade): start on its schema, and say so once the logger exists.
+  let newerSchema: string[] = [];
+  await migrateToLatest(database.db, { onSchemaAhead: (unknown) => (newerSchema = unknown) });
 
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, { coalesceWrites: true }) : undefined;
   const redisSubscriber = redis ? await connectRedis(config.redisUrl!, { coalesceWrites: false }) : undefined;
-  const changes = redis && redisSubscriber ? createRedisChangeFeed(redis, redisSubscriber, { freshnessMs: config.changeFreshnessMs }) : createLocalChangeFeed();
+  const changes =
+    redis && redisSubscriber
+      ? createRedisChangeFeed(redis, redisSubscriber, {
+          freshnessMs: config.changeFreshnessMs,
+          // Publishes happen once the server (and its logger) exists.
+          onPublishError: (error, notice, attempt) => server.log.warn({ err: error, notice, attempt }, 'change notice not sent; retrying in the background'),
+        })
+      : createLocalChangeFeed();
 
   const server = await buildServer({
     bodyLimitBytes: config.bodyLimitBytes,
@@ -146,6 +155,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     version: '0.1.0',
   });
   const logger = server.log;
+  if (newerSchema.length > 0) logger.warn({ migrations: newerSchema }, 'the database schema is newer than this version; started without migrating');
   const events = createEventBus((error) => logger.error({ err: error }, 'event listener failed'));
 
   const tenancy = createSqlTenancyStore(database.db);
@@ -287,20 +297,26 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     logFlushIntervalMs,
     logBatchSize: config.logBatchSize,
     onError: featureErrors,
+    onWarning: (context, message) => logger.warn(context, message),
   });
   const templates = createTemplates({ db: database.db, changes });
   const experiments = createExperiments({ db: database.db, models, changes, statsFlushIntervalMs: logFlushIntervalMs, onError: featureErrors });
-  const caching = createCaching({ redis, onError: featureErrors });
+  // GW_CACHE_REDIS_URL moves the cache off the Redis that holds credits and limits (docs/deployment.md, "Redis memory").
+  const cacheRedis = config.cacheRedisUrl ? await connectRedis(config.cacheRedisUrl, { coalesceWrites: true }) : redis;
+  const caching = createCaching({ redis: cacheRedis, onError: featureErrors });
 
   // Admission (pipeline/admission.ts): the key confirmation and the rate limit are asked at once and
   // answered together with the meter's credit hold; the gate keeps everything else behind them.
   const keyConfirmation = createKeyConfirmationStage();
-  const admissionGate = createAdmissionGateStage({ overlap: config.admissionOverlap ? createUpstreamOverlap() : undefined });
+  const admissionGate = createAdmissionGateStage({
+    overlap: config.admissionOverlap ? createUpstreamOverlap({ storesReachable: () => redis === undefined || redis.status === 'ready' }) : undefined,
+  });
   // The spec's "Features" column, per operation, in pipeline order.
   const stagesFor = (operation: Operation): Stage[] => {
     // Admission first (key confirmation, rate limit: cheap refusals), then the meter, which sits outside the cache so hits are recorded at cost 0.
     // Chat: A/B test before the template (a variant may pin a template version), input guardrails
-    // before the meter (a block is free), output guardrails inside the cache (only approved answers are stored).
+    // before the meter (a block is free), output guardrails outside the cache (a hit is checked under the
+    // caller's guardrails, and the cache stores the upstream answer, not one some caller's guardrails passed).
     if (operation === 'chat') {
       return [
         keyConfirmation,
@@ -309,8 +325,8 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
         templates.stage,
         guardrails.inputStage,
         metering.meterStage,
-        caching.stage,
         guardrails.outputStage,
+        caching.stage,
         admissionGate,
       ];
     }
@@ -386,6 +402,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
   const metricsListener = config.metricsListen ? await startMetricsListener(config.metricsListen, metrics) : undefined;
 
   const bootstrap = await bootstrapFirstStart({
+    db: database.db,
     store: tenancy,
     issuer,
     generatedMasterKey: master.generated,
@@ -431,6 +448,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
       // a PING is sent at once, takes them along, and answers only after Redis has run them all.
       await redis?.ping().catch(() => {});
       redis?.disconnect();
+      if (cacheRedis !== redis) cacheRedis?.disconnect();
       redisSubscriber?.disconnect();
       await database.close();
     },

@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto';
 
 /**
  * Fields that do not change the answer: transport (stream, stream_options), attribution (user,
- * metadata, store) and gw_* controls. Everything else, including fields we do not know, is part of
- * the key: a parameter we have never heard of may well change the answer, so it must not be ignored.
+ * metadata, store) and gw_* controls (gw_guardrail_ids included: post-call guardrails run outside the
+ * cache, on every answer a caller receives, so the stored answer does not depend on them). Everything
+ * else, including fields we do not know, is part of the key: a parameter we have never heard of may
+ * well change the answer, so it must not be ignored.
  */
 const NOT_ANSWER_AFFECTING = new Set(['model', 'stream', 'stream_options', 'user', 'metadata', 'store']);
 

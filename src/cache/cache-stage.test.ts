@@ -151,3 +151,73 @@ test('with admission in flight the lookup is sent at once, but a refused call ne
   assert.deepEqual(outcome.kind === 'json' && outcome.body, chatCompletion('cached once'));
   assert.equal(upstream.calls(), 1);
 });
+
+/** A stream of the given chunk choices (index 0), as an upstream would send them. */
+function chunkStream(choices: Array<Record<string, unknown>>): Outcome {
+  const base = { id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1_700_000_000, model: 'test-model' };
+  const events = choices.map((choice) => ({ raw: JSON.stringify({ ...base, choices: [{ index: 0, delta: {}, finish_reason: null, ...choice }] }) }));
+  return { kind: 'stream', events: (async function* () { yield* events; })() };
+}
+
+test('a streamed legacy function call is stored whole and replayed, not as an empty answer', async () => {
+  const stage = createCacheStage({ cache: createMemoryResponseCache() });
+  const upstream = counting(() =>
+    chunkStream([
+      { delta: { role: 'assistant', content: null, function_call: { name: 'lookup', arguments: '' } } },
+      { delta: { function_call: { arguments: '{"q":"x"}' } } },
+      { delta: {}, finish_reason: 'function_call' },
+    ]),
+  );
+  await collect(await stage.run(fakeCall({ request: { ...request, stream: true } }), upstream.next));
+  const jsonCall = fakeCall({ request });
+  const json = await stage.run(jsonCall, upstream.next);
+  assert.equal(jsonCall.record.cache, 'hit');
+  assert.deepEqual(json.kind === 'json' && (json.body as any).choices[0].message.function_call, { name: 'lookup', arguments: '{"q":"x"}' });
+  const replayed = await collect(await stage.run(fakeCall({ request: { ...request, stream: true } }), upstream.next));
+  const call = replayed.map((event) => event.chunk?.choices[0]?.delta as any).find((delta) => delta?.function_call);
+  assert.deepEqual(call?.function_call, { name: 'lookup', arguments: '{"q":"x"}' });
+  assert.equal(upstream.calls(), 1);
+});
+
+test('a stream with a part the cache cannot hold (audio) is not stored', async () => {
+  const stage = createCacheStage({ cache: createMemoryResponseCache() });
+  const upstream = counting(() =>
+    chunkStream([{ delta: { role: 'assistant', content: '', audio: { id: 'audio_1', data: 'UklGR', transcript: 'hi' } } }, { delta: {}, finish_reason: 'stop' }]),
+  );
+  await collect(await stage.run(fakeCall({ request: { ...request, stream: true } }), upstream.next));
+  const again = fakeCall({ request: { ...request, stream: true } });
+  await collect(await stage.run(again, upstream.next));
+  assert.equal(again.record.cache, 'miss');
+  assert.equal(upstream.calls(), 2);
+});
+
+test('a stored JSON answer a stream cannot replay answers JSON requests only', async () => {
+  const stage = createCacheStage({ cache: createMemoryResponseCache() });
+  const body = chatCompletion('spoken');
+  (body.choices[0].message as Record<string, unknown>).audio = { id: 'audio_1', data: 'UklGR', transcript: 'spoken' };
+  const upstream = counting(() => ({ kind: 'json', body }));
+  await stage.run(fakeCall({ request }), upstream.next);
+  const streamCall = fakeCall({ request: { ...request, stream: true } });
+  await stage.run(streamCall, upstream.next);
+  assert.equal(streamCall.record.cache, 'miss');
+  const jsonCall = fakeCall({ request });
+  await stage.run(jsonCall, upstream.next);
+  assert.equal(jsonCall.record.cache, 'hit');
+  assert.equal(upstream.calls(), 2);
+});
+
+test('an answer served by a fallback model is not stored under the requested model', async () => {
+  const stage = createCacheStage({ cache: createMemoryResponseCache() });
+  let served = 0;
+  const next: Next = async (call) => {
+    served++;
+    call.record.headers['x-gw-route'] = 'backup#0;attempts=2;fallback=backup';
+    return call.stream ? rawStream(['from backup']) : { kind: 'json', body: chatCompletion('from backup', 'backup') };
+  };
+  await stage.run(fakeCall({ request }), next);
+  await collect(await stage.run(fakeCall({ request: { ...request, stream: true } }), next));
+  const third = fakeCall({ request });
+  await stage.run(third, next);
+  assert.equal(third.record.cache, 'miss');
+  assert.equal(served, 3);
+});

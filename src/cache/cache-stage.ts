@@ -4,7 +4,7 @@ import { usageToOpenAI } from '../protocol/usage.js';
 import { tapStream } from '../lib/tap-stream.js';
 import { createChatStreamAssembler } from './assemble-chat-stream.js';
 import { cacheKey } from './cache-key.js';
-import { replayChatCompletion } from './replay-chat-completion.js';
+import { canReplayAsStream, replayChatCompletion } from './replay-chat-completion.js';
 import type { ResponseCache } from './response-cache.js';
 import { admitted } from '../pipeline/admission.js';
 
@@ -21,7 +21,9 @@ export interface CacheStageDeps {
  * turned it off (settings.cacheDefault) or the request says `gw_cache: false`. A hit is answered
  * here (record.cache = 'hit', which metering charges as 0) and replayed as chunks for a stream; a
  * miss stores the complete, successful answer, and a streamed answer is assembled into the same
- * ChatCompletion a non-streamed request stores, so both share one entry.
+ * ChatCompletion a non-streamed request stores, so both share one entry. Answers served by a
+ * fallback model are not stored. It sits inside the output guardrails, so it stores the upstream's
+ * answer and every hit is checked by the receiving call's guardrails (docs/caching.md).
  */
 export function createCacheStage(deps: CacheStageDeps): Stage {
   const report = (error: unknown) => deps.onError?.(error);
@@ -52,7 +54,8 @@ export function createCacheStage(deps: CacheStageDeps): Stage {
     });
     await admitted(call);
     const cached = await lookup;
-    if (cached !== undefined) {
+    // A stored answer with parts a stream cannot replay (audio, annotations) answers JSON requests only.
+    if (cached !== undefined && (!call.stream || canReplayAsStream(cached as ChatCompletion))) {
       call.record.cache = 'hit';
       call.record.headers['x-gw-cache'] = 'hit';
       if (call.stream) return { kind: 'stream', events: replayEvents(replayChatCompletion(cached as ChatCompletion, call.includeUsage)) };
@@ -62,6 +65,8 @@ export function createCacheStage(deps: CacheStageDeps): Stage {
     call.record.headers['x-gw-cache'] = 'miss';
     const outcome = await next(call);
     const store = (value: unknown) => {
+      // Checked when the answer is complete: the router marks the route before it hands the answer back.
+      if (servedByFallback(call)) return;
       deps.cache.set(key, value, ttlMs).catch(report);
     };
     if (outcome.kind === 'json') {
@@ -92,6 +97,15 @@ function assembleWhileStreaming(call: GatewayCall, events: AsyncIterable<StreamE
       if (completion && isCompleteAnswer(call, completion)) store(completion);
     },
   });
+}
+
+/**
+ * A fallback model's answer is not the requested model's: stored under the requested model's key it
+ * would be served as that model's answer for the whole TTL. The router names the model that served
+ * in x-gw-route (`;fallback=<model id>`, docs/routing.md).
+ */
+function servedByFallback(call: GatewayCall): boolean {
+  return (call.record.headers['x-gw-route'] ?? '').includes(';fallback=');
 }
 
 /** Only whole, successful answers are worth replaying: every choice finished normally. */

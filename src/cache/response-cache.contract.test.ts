@@ -76,3 +76,15 @@ describe('memory cache bounds', () => {
     assert.equal(await cache.get('huge'), undefined);
   });
 });
+
+describe('redis cache bounds', { skip: REDIS_SKIP }, () => {
+  test('every entry carries its TTL, and an answer past maxEntryBytes is not stored', async () => {
+    const prefix = `gw:cache:test:${randomBytes(6).toString('hex')}:`;
+    const cache = createRedisResponseCache(redis!, { prefix, maxEntryBytes: 1000 });
+    await cache.set('small', 'x'.repeat(100), 60_000);
+    const ttl = await redis!.pttl(`${prefix}small`);
+    assert.ok(ttl > 0 && ttl <= 60_000, `pttl ${ttl}`);
+    await cache.set('large', 'é'.repeat(600), 60_000);
+    assert.equal(await cache.get('large'), undefined, '600 characters, but 1,200 bytes');
+  });
+});

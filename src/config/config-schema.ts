@@ -6,6 +6,8 @@ export const configSchema = z.object({
   port: z.coerce.number().int().min(0).max(65535).default(4000),
   databaseUrl: z.string().default('sqlite:./data/gw.db'),
   redisUrl: z.string().optional(),
+  /** A Redis of the response cache's own; unset: the cache is in GW_REDIS_URL's Redis (or in process). */
+  cacheRedisUrl: z.string().optional(),
   /** Directory for the embedded database and the generated server secret. */
   dataDir: z.string().default('./data'),
   /** Master credential; generated and printed once on first start when unset. */

@@ -59,3 +59,8 @@ test('GW_UPSTREAM_CLIENT: http1 by default, undici on request, anything else nam
   assert.equal(loadConfig({ GW_UPSTREAM_CLIENT: 'undici' }).upstreamClient, 'undici');
   assert.throws(() => loadConfig({ GW_UPSTREAM_CLIENT: 'curl' }), /GW_UPSTREAM_CLIENT/);
 });
+
+test('GW_CACHE_REDIS_URL: unset by default (the cache follows GW_REDIS_URL), a URL when set', () => {
+  assert.equal(loadConfig({}).cacheRedisUrl, undefined);
+  assert.equal(loadConfig({ GW_REDIS_URL: 'redis://shared:6379', GW_CACHE_REDIS_URL: 'redis://cache:6379/1' }).cacheRedisUrl, 'redis://cache:6379/1');
+});

@@ -7,6 +7,7 @@ const ENVIRONMENT_NAMES = {
   GW_PORT: 'port',
   GW_DATABASE_URL: 'databaseUrl',
   GW_REDIS_URL: 'redisUrl',
+  GW_CACHE_REDIS_URL: 'cacheRedisUrl',
   GW_DATA_DIR: 'dataDir',
   GW_MASTER_KEY: 'masterKey',
   GW_SECRET: 'secret',

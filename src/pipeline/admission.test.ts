@@ -158,6 +158,21 @@ test('overlap: a refusal cancels the upstream request, answers the refusal, and 
   assert.equal(overlap.allows(fakeCall({ request: { model: 'm' } })), true);
 });
 
+test('overlap: while the shared stores are unreachable no call overlaps; once they are back, calls overlap again', async () => {
+  let reachable = false;
+  const overlap = createUpstreamOverlap({ storesReachable: () => reachable });
+  const { reached, router } = upstreamStandIn();
+  const check = deferred();
+  const waiting = overlapping(check.promise, overlap, router)(fakeCall({ request: { model: 'm' } }));
+  await nextTurn();
+  assert.equal(reached.length, 0, 'not sent upstream while the stores are down');
+  check.refuse(new GatewayError('credit_check_failed', 'stores down'));
+  await assert.rejects(waiting, /stores down/);
+  assert.equal(reached.length, 0);
+  reachable = true;
+  assert.equal(overlap.allows(fakeCall({ request: { model: 'm' }, orgId: 'org-other' })), true, 'a key not refused meanwhile overlaps');
+});
+
 test('overlap: a refusal discards a stream answer that already arrived, and wins over an upstream failure', async () => {
   let closed = false;
   async function* events(): AsyncGenerator<StreamEvent> {

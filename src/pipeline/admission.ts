@@ -55,6 +55,12 @@ export interface UpstreamOverlapOptions {
   /** How long a key's calls wait for admission before going upstream after a refusal (default 60 s). */
   cautionMs?: number;
   now?: () => number;
+  /**
+   * Whether the shared stores are reachable now (the Redis connection is up). While they are not,
+   * every admission is about to be refused for it, and only more slowly than a request leaves:
+   * no call overlaps, so none reaches the upstream during an outage.
+   */
+  storesReachable?: () => boolean;
 }
 
 /** At most this many keys are remembered as recently refused; expired ones are dropped first. */
@@ -73,6 +79,7 @@ const MAX_CAUTIONED = 10_000;
 export function createUpstreamOverlap(options: UpstreamOverlapOptions = {}): UpstreamOverlap {
   const cautionMs = options.cautionMs ?? 60_000;
   const now = options.now ?? Date.now;
+  const storesReachable = options.storesReachable ?? (() => true);
   /** Key id → the time until which its calls wait for admission. */
   const cautionUntil = new Map<string, number>();
   const cautioned = (id: string, at: number): boolean => {
@@ -94,7 +101,7 @@ export function createUpstreamOverlap(options: UpstreamOverlapOptions = {}): Ups
   };
   return {
     allows(call) {
-      if (!OVERLAP_OPERATIONS.has(call.operation)) return false;
+      if (!OVERLAP_OPERATIONS.has(call.operation) || !storesReachable()) return false;
       if (cautionUntil.size === 0) return true;
       const at = now();
       return !cautioned(call.auth.key.id, at);
