@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, describe, test } from 'node:test';
-import { Redis } from 'ioredis';
+import { describe, test } from 'node:test';
+import type { Redis } from 'ioredis';
 import { createAllowanceSpendGate } from '../../src/metering/allowance-spend-gate.js';
 import { createMemorySpendGate } from '../../src/metering/memory-spend-gate.js';
 import { createRedisSpendGate } from '../../src/metering/redis-spend-gate.js';
@@ -11,20 +11,13 @@ import type { CounterStore, WindowLimit } from '../../src/ratelimit/counter-stor
 import { createMemoryCounterStore } from '../../src/ratelimit/memory-counter-store.js';
 import { CALLER_CLOCK, createRedisClock } from '../../src/ratelimit/redis-clock.js';
 import { createRedisCounterStore } from '../../src/ratelimit/redis-counter-store.js';
+import { TEST_REDIS_URL, testRedisConnections } from '../helpers/test-databases.js';
 
 // Several instances' allowances on one shared store (in memory, or Redis when GW_TEST_REDIS_URL is
 // set): limits and budgets hold exactly across instances, and nothing claimed is kept for good.
 
-const redisUrl = process.env.GW_TEST_REDIS_URL;
-const connections: Redis[] = [];
-after(() => {
-  for (const connection of connections) connection.disconnect();
-});
-const redisConnection = () => {
-  const redis = new Redis(redisUrl!, { maxRetriesPerRequest: 1 });
-  connections.push(redis);
-  return redis;
-};
+const redisUrl = TEST_REDIS_URL;
+const redisConnection = testRedisConnections();
 
 interface Shared {
   name: string;

@@ -1,23 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { createRedisChangeFeed, type ChangeFeed } from '../../src/lib/change-feed.js';
+import { TEST_REDIS_URL, testRedisConnections } from '../helpers/test-databases.js';
 
 // The change version each instance trusts without reading it on every call: confirmed in the
 // background, and never trusted longer than the freshness, which every publish waits out.
 
-const redisUrl = process.env.GW_TEST_REDIS_URL;
-const connections: Redis[] = [];
+const redisUrl = TEST_REDIS_URL;
 const feeds: ChangeFeed[] = [];
 after(async () => {
   for (const feed of feeds) await feed.close();
-  for (const connection of connections) connection.disconnect();
 });
-const connection = () => {
-  const redis = new Redis(redisUrl!, { maxRetriesPerRequest: 1 });
-  connections.push(redis);
-  return redis;
-};
+const connection = testRedisConnections();
 const feed = (options: Parameters<typeof createRedisChangeFeed>[2]) => {
   const created = createRedisChangeFeed(connection(), connection(), options);
   feeds.push(created);
@@ -80,9 +75,8 @@ const eventually = async (condition: () => boolean, withinMs = 5_000) => {
 describe('Redis change feed: lost notices', { skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set' }, () => {
   test('a notice that could not be sent is sent in the background once Redis is back', async () => {
     // enableOfflineQueue false, as in the gateway: a command sent while disconnected fails at once.
-    const publisherConnection = new Redis(redisUrl!, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: true });
+    const publisherConnection = connection({ enableOfflineQueue: false, lazyConnect: true });
     publisherConnection.on('error', () => {});
-    connections.push(publisherConnection);
     await publisherConnection.connect();
     const attempts: number[] = [];
     const publisher = createRedisChangeFeed(publisherConnection, connection(), { onPublishError: (_error, _notice, attempt) => attempts.push(attempt) });

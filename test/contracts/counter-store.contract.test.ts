@@ -1,17 +1,15 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, describe, test } from 'node:test';
-import { Redis } from 'ioredis';
+import { describe, test } from 'node:test';
+import type { Redis } from 'ioredis';
 import type { CounterStore, WindowLimit } from '../../src/ratelimit/counter-store.js';
 import { createMemoryCounterStore } from '../../src/ratelimit/memory-counter-store.js';
 import { CALLER_CLOCK, createRedisClock } from '../../src/ratelimit/redis-clock.js';
 import { createRedisCounterStore } from '../../src/ratelimit/redis-counter-store.js';
+import { TEST_REDIS_URL, testRedisConnections } from '../helpers/test-databases.js';
 
-const redisUrl = process.env.GW_TEST_REDIS_URL;
-const connections: Redis[] = [];
-after(() => {
-  for (const connection of connections) connection.disconnect();
-});
+const redisUrl = TEST_REDIS_URL;
+const redisConnection = testRedisConnections();
 
 const implementations: Array<{ name: string; skip: string | false; make(): CounterStore }> = [
   { name: 'memory', skip: false, make: () => createMemoryCounterStore({ sweepIntervalMs: 0 }) },
@@ -19,8 +17,7 @@ const implementations: Array<{ name: string; skip: string | false; make(): Count
     name: 'redis',
     skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set',
     make() {
-      const redis = new Redis(redisUrl!, { maxRetriesPerRequest: 1 });
-      connections.push(redis);
+      const redis = redisConnection();
       // Fixed instants: windows by the caller's clock (Redis time has its own tests below).
       return createRedisCounterStore({ redis, prefix: `gwtest:${randomUUID()}:`, clock: CALLER_CLOCK });
     },
@@ -127,8 +124,7 @@ for (const implementation of implementations) {
 
 describe('Redis counter store: window counters expire', { skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set' }, () => {
   test('two windows after the increment that created them; later increments keep that expiry', async () => {
-    const redis = new Redis(redisUrl!, { maxRetriesPerRequest: 1 });
-    connections.push(redis);
+    const redis = redisConnection();
     const prefix = `gwtest:${randomUUID()}:`;
     const store = createRedisCounterStore({ redis, prefix, clock: CALLER_CLOCK });
     const key = `${prefix}ttl:${Math.floor(T0 / 60_000)}`;
@@ -151,11 +147,7 @@ describe('Redis counter store: window counters expire', { skip: redisUrl ? false
 });
 
 describe('Redis counter store: windows by Redis time, not each instance\'s clock', { skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set' }, () => {
-  const connect = () => {
-    const redis = new Redis(redisUrl!, { maxRetriesPerRequest: 1 });
-    connections.push(redis);
-    return redis;
-  };
+  const connect = () => redisConnection();
   const SKEW_MS = 600;
 
   test('the clock reads the offset of a local clock from Redis TIME', async () => {

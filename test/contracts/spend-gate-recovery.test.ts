@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, describe, test } from 'node:test';
-import { Redis } from 'ioredis';
+import { describe, test } from 'node:test';
+import type { Redis } from 'ioredis';
 import { createMemorySpendGate } from '../../src/metering/memory-spend-gate.js';
 import { createRedisSpendGate } from '../../src/metering/redis-spend-gate.js';
 import { spendAccountsFor } from '../../src/metering/spend-accounts.js';
@@ -10,20 +10,13 @@ import type { SpendLedger } from '../../src/metering/spend-ledger.js';
 import { createPeriodClock } from '../../src/metering/spend-periods.js';
 import { createSpendSeeder, seedingGate } from '../../src/metering/spend-seeder.js';
 import type { AuthContext, Budget } from '../../src/tenancy/tenancy-types.js';
+import { TEST_REDIS_URL, testRedisConnections } from '../helpers/test-databases.js';
 
 // How the spend counters come back to what SQL says after they lost track of it: Redis lost its
 // data, a hold outlived every sweeper, a budget was removed and set again.
 
-const redisUrl = process.env.GW_TEST_REDIS_URL;
-const connections: Redis[] = [];
-after(() => {
-  for (const connection of connections) connection.disconnect();
-});
-const redisConnection = () => {
-  const redis = new Redis(redisUrl!, { maxRetriesPerRequest: 1 });
-  connections.push(redis);
-  return redis;
-};
+const redisUrl = TEST_REDIS_URL;
+const redisConnection = testRedisConnections();
 
 function account(key: string, kind: SpendAccount['kind'], limitNanos: number | null): SpendAccount {
   return { key, kind, limitNanos, expiresAt: 0, orgId: 'o1', ownerId: kind === 'key' ? 'k1' : 'o1', period: 'none', periodStartMs: 0, thresholds: [] };

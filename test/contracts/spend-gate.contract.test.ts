@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { after, describe, test } from 'node:test';
-import { Redis } from 'ioredis';
+import { describe, test } from 'node:test';
 import { createMemorySpendGate } from '../../src/metering/memory-spend-gate.js';
 import { createRedisSpendGate } from '../../src/metering/redis-spend-gate.js';
 import { UnseededAccountsError, type SpendAccount, type SpendGate } from '../../src/metering/spend-gate.js';
+import { TEST_REDIS_URL, testRedisConnections } from '../helpers/test-databases.js';
 
-const redisUrl = process.env.GW_TEST_REDIS_URL;
+const redisUrl = TEST_REDIS_URL;
 
 interface Implementation {
   name: string;
@@ -14,10 +14,7 @@ interface Implementation {
   make(clock: { now: number }): SpendGate;
 }
 
-const connections: Redis[] = [];
-after(async () => {
-  for (const connection of connections) connection.disconnect();
-});
+const redisConnection = testRedisConnections();
 
 const implementations: Implementation[] = [
   { name: 'memory', skip: false, make: (clock) => createMemorySpendGate({ now: () => clock.now, sweepIntervalMs: 0 }) },
@@ -25,9 +22,7 @@ const implementations: Implementation[] = [
     name: 'redis',
     skip: redisUrl ? false : 'GW_TEST_REDIS_URL is not set',
     make(clock) {
-      const redis = new Redis(redisUrl!, { lazyConnect: false, maxRetriesPerRequest: 1 });
-      connections.push(redis);
-      return createRedisSpendGate({ redis, prefix: `gwtest:${randomUUID()}:`, now: () => clock.now, sweepIntervalMs: 0 });
+      return createRedisSpendGate({ redis: redisConnection(), prefix: `gwtest:${randomUUID()}:`, now: () => clock.now, sweepIntervalMs: 0 });
     },
   },
 ];

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { after } from 'node:test';
+import { Redis, type RedisOptions } from 'ioredis';
 import pg from 'pg';
 
 /** The database URLs a store or e2e suite runs against: SQLite always, Postgres when GW_TEST_DATABASE_URL is set. */
@@ -44,4 +46,20 @@ export const REDIS_SKIP: string | false = TEST_REDIS_URL ? false : 'GW_TEST_REDI
 
 export function tempDirectory(): string {
   return mkdtempSync(join(tmpdir(), 'gw-test-'));
+}
+
+/**
+ * Connections to the test Redis for one test file, each disconnected once the file's tests are done
+ * (call it at the top of the file: it registers the `after` hook there).
+ */
+export function testRedisConnections(): (options?: RedisOptions) => Redis {
+  const connections: Redis[] = [];
+  after(() => {
+    for (const connection of connections) connection.disconnect();
+  });
+  return (options = {}) => {
+    const redis = new Redis(TEST_REDIS_URL!, { maxRetriesPerRequest: 1, ...options });
+    connections.push(redis);
+    return redis;
+  };
 }
