@@ -92,8 +92,10 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'migrate') {
     const config = loadConfig(process.env);
     const database = await createDatabase(config.databaseUrl, { sqliteWriter: config.sqliteWriter });
-    const applied = await migrateToLatest(database.db);
+    let ahead: string[] | undefined;
+    const applied = await migrateToLatest(database.db, { onSchemaAhead: (unknown) => (ahead = unknown) });
     await database.close();
+    if (ahead) return print(`database is newer than this version (it has ${ahead.join(', ')}); nothing applied`);
     return print(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
   }
   if ((command === 'models' && rest.length === 0) || command === 'chat' || command === 'credits') {

@@ -52,3 +52,20 @@ for (const database of TEST_DATABASES) {
     });
   });
 }
+
+describe('migrations on one new SQLite file from two processes at once', () => {
+  test('both start: the one that finds the other migrating looks again instead of failing', async () => {
+    const url = await TEST_DATABASES[0].create();
+    const first = await createDatabase(url);
+    const second = await createDatabase(url);
+    try {
+      const [appliedByFirst, appliedBySecond] = await Promise.all([migrateToLatest(first.db), migrateToLatest(second.db)]);
+      const all = new Set([...appliedByFirst, ...appliedBySecond]);
+      assert.ok(all.has('001-core'), 'the schema was created');
+      assert.deepEqual(await migrateToLatest(first.db), [], 'nothing left to apply');
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
+});

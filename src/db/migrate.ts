@@ -1,4 +1,5 @@
-import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, sql } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { type Kysely, type Migration, type MigrationProvider, Migrator, PostgresAdapter, SqliteAdapter, sql } from 'kysely';
 import * as core from './migrations/001-core.js';
 import { FEATURE_MIGRATIONS } from './migrations/feature-migrations.js';
 
@@ -27,6 +28,11 @@ export interface MigrateOptions {
  * migrations is missing from a database that a newer build has migrated.
  */
 export async function migrateToLatest(db: Kysely<any>, options: MigrateOptions = {}): Promise<string[]> {
+  if (db.getExecutor().adapter instanceof SqliteAdapter) return underSqliteGuard(db, () => migrateUnlocked(db, options));
+  return migrateUnlocked(db, options);
+}
+
+async function migrateUnlocked(db: Kysely<any>, options: MigrateOptions): Promise<string[]> {
   // Kysely looks for its tables in every schema unless told which one: on a Postgres server holding
   // several gw schemas (search_path per deployment or test) it would find another schema's tables.
   const migrationTableSchema =
@@ -89,4 +95,33 @@ function compareWithBuild(executed: readonly string[], known: readonly string[] 
     unknown: executed.filter((name) => !knownSet.has(name)).sort(),
     pending: known.filter((name) => !executedSet.has(name)),
   };
+}
+
+/** How long a migrating process may hold the SQLite guard before another takes it (it died). */
+const SQLITE_GUARD_TTL_MS = 10 * 60_000;
+const SQLITE_GUARD_POLL_MS = 100;
+
+/**
+ * Kysely's migration lock does nothing on SQLite, so two processes starting on one new file would
+ * both migrate and the slower would fail on a table the other created. They take turns on a
+ * one-row table instead: each statement is atomic on SQLite, so the insert that lands holds the
+ * guard. A holder that died is replaced once its row expires; a live one renews nothing, so the
+ * TTL is far above any migration's length.
+ */
+async function underSqliteGuard<T>(db: Kysely<any>, run: () => Promise<T>): Promise<T> {
+  await sql`create table if not exists gw_migration_guard (id integer primary key check (id = 1), holder text not null, expires_at integer not null)`.execute(db);
+  const holder = randomUUID();
+  for (;;) {
+    const now = Date.now();
+    await sql`delete from gw_migration_guard where expires_at < ${now}`.execute(db);
+    await sql`insert or ignore into gw_migration_guard (id, holder, expires_at) values (1, ${holder}, ${now + SQLITE_GUARD_TTL_MS})`.execute(db);
+    const row = (await sql<{ holder: string }>`select holder from gw_migration_guard where id = 1`.execute(db)).rows[0];
+    if (row?.holder === holder) break;
+    await new Promise((resolve) => setTimeout(resolve, SQLITE_GUARD_POLL_MS));
+  }
+  try {
+    return await run();
+  } finally {
+    await sql`delete from gw_migration_guard where holder = ${holder}`.execute(db).catch(() => {});
+  }
 }
