@@ -44,6 +44,37 @@ test('token counts match the reference on this repository’s own sources and do
   }
 });
 
+test('long single pieces (merged through the heap) give the reference ids, in the same order of merges', () => {
+  const tokenizer = cl100k();
+  // A seeded generator: the same pieces every run.
+  let seed = 42;
+  const random = () => ((seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0) / 2 ** 32);
+  const pick = (alphabet: string[], length: number) => Array.from({ length }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+  const letters = [...'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ'];
+  const punctuation = [...'!@#$%^&*()[]{};:,./<>?|~`-_=+"'];
+  const wide = [...'éüßøπλжщ日本語中文한국'];
+  const pieces = [
+    pick(letters, 300),
+    pick(letters, 4_000),
+    pick(['a', 'b'], 2_500),
+    pick(punctuation, 3_000),
+    pick(wide, 1_500),
+    ' ' + pick(letters, 1_000),
+    'x'.repeat(257),
+    'é'.repeat(129),
+  ];
+  for (const piece of pieces) {
+    assert.deepEqual(tokenizer.encode(piece), referenceEncode(piece, PLAIN), `ids of ${JSON.stringify(piece.slice(0, 30))}… (${piece.length} chars)`);
+  }
+});
+
+test('one very long word is counted (a single 200 KB piece: the merge is not quadratic)', () => {
+  const tokenizer = cl100k();
+  // 8 letters per token for a run of one letter, as the reference says for shorter runs.
+  assert.equal(tokenizer.countTokens('a'.repeat(200_000)), 25_000);
+  assert.equal(tokenizer.countTokens('!@#$%^&*'.repeat(25_000)), referenceCount('!@#$%^&*'.repeat(250), PLAIN) * 100);
+});
+
 test('decode inverts encode, and the generator never splits a character', () => {
   const tokenizer = cl100k();
   for (const sample of SAMPLES) {

@@ -23,6 +23,10 @@ export interface Cl100k {
 const PIECE_PATTERN = /'(?:[sS]|[dD]|[mM]|[tT]|[lL][lL]|[vV][eE]|[rR][eE])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s+$|\s*[\r\n]|\s+(?!\S)|\s/gu;
 
 const TABLE_BITS = 18;
+/** Pieces up to this many bytes are merged by scanning their pairs; longer ones through a heap. */
+const SCAN_MERGE_MAX_BYTES = 256;
+/** A heap key is rank·2³² + the pair's start: below 2⁵³, exact in a double. */
+const PAIR_KEY_SCALE = 2 ** 32;
 const PIECE_CACHE_ENTRIES = 20_000;
 const TABLE_MASK = (1 << TABLE_BITS) - 1;
 
@@ -176,13 +180,20 @@ export function createCl100k(): Cl100k {
 
   /**
    * Byte-pair merge of scratch[0..length): repeatedly join the adjacent pair whose joined bytes
-   * have the lowest rank, as tiktoken does. Leaves `parts` boundaries in `starts[0..parts]`.
+   * have the lowest rank (the leftmost of equals), as tiktoken does. Leaves the parts' boundaries
+   * in `starts[0..parts]` and returns the number of parts. Short pieces (nearly all) use a plain
+   * scan over the pairs; long ones, where that scan is quadratic (60 KB of one letter took
+   * seconds), a heap of pairs: the same merges in the same order, in O(n log n).
    */
   function mergePiece(length: number): number {
     if (starts.length < length + 1) {
       starts = new Int32Array(length * 2);
       pairRanks = new Int32Array(length * 2);
     }
+    return length > SCAN_MERGE_MAX_BYTES ? mergeLongPiece(length) : mergeShortPiece(length);
+  }
+
+  function mergeShortPiece(length: number): number {
     let parts = length;
     for (let index = 0; index <= length; index++) starts[index] = index;
     for (let index = 0; index < length - 1; index++) pairRanks[index] = rankOf(scratch, index, index + 2);
@@ -205,6 +216,50 @@ export function createCl100k(): Cl100k {
       pairRanks[best] = best + 1 < parts ? rankOf(scratch, starts[best]!, starts[best + 2]!) : -1;
       if (best > 0) pairRanks[best - 1] = rankOf(scratch, starts[best - 1]!, starts[best + 1]!);
     }
+    return parts;
+  }
+
+  /**
+   * The heap merge. A part is named by its first byte's index; `following[p]` is where the next
+   * part starts (`length` for the last), `preceding[p]` where the previous one does (-1 for the
+   * first), and pairRanks[p] the rank of p joined with its next part (-1: no such token). The heap
+   * holds (rank, start) pairs keyed rank·2³² + start, so it pops the lowest rank and, among equal
+   * ranks, the leftmost pair. Entries go stale when a part is joined; a popped entry counts only
+   * while its part is alive and its pair still has that rank.
+   */
+  function mergeLongPiece(length: number): number {
+    const following = new Int32Array(length);
+    const preceding = new Int32Array(length);
+    const alive = new Uint8Array(length).fill(1);
+    const heap = new MinHeap(length);
+    for (let index = 0; index < length; index++) {
+      following[index] = index + 1;
+      preceding[index] = index - 1;
+      const rank = index + 2 <= length ? rankOf(scratch, index, index + 2) : -1;
+      pairRanks[index] = rank;
+      if (rank >= 0) heap.push(rank * PAIR_KEY_SCALE + index);
+    }
+    const repair = (start: number) => {
+      const next = following[start]!;
+      const rank = next < length ? rankOf(scratch, start, following[next]!) : -1;
+      pairRanks[start] = rank;
+      if (rank >= 0) heap.push(rank * PAIR_KEY_SCALE + start);
+    };
+    while (heap.size > 0) {
+      const key = heap.pop();
+      const start = key % PAIR_KEY_SCALE;
+      const rank = (key - start) / PAIR_KEY_SCALE;
+      if (alive[start] === 0 || pairRanks[start] !== rank) continue;
+      const joined = following[start]!;
+      alive[joined] = 0;
+      following[start] = following[joined]!;
+      if (following[start]! < length) preceding[following[start]!] = start;
+      repair(start);
+      if (preceding[start]! >= 0) repair(preceding[start]!);
+    }
+    let parts = 0;
+    for (let start = 0; start < length; start = following[start]!) starts[parts++] = start;
+    starts[parts] = length;
     return parts;
   }
 
@@ -270,6 +325,50 @@ export function createCl100k(): Cl100k {
   }
 
   return { countTokens, encode, decode, decodeGenerator };
+}
+
+/** A binary min-heap of numbers in a Float64Array, sized for the most entries it will hold at once. */
+class MinHeap {
+  private items: Float64Array;
+  size = 0;
+
+  constructor(capacity: number) {
+    this.items = new Float64Array(Math.max(16, capacity));
+  }
+
+  push(value: number): void {
+    if (this.size === this.items.length) {
+      const grown = new Float64Array(this.items.length * 2);
+      grown.set(this.items);
+      this.items = grown;
+    }
+    const items = this.items;
+    let index = this.size++;
+    while (index > 0) {
+      const parent = (index - 1) >> 1;
+      if (items[parent]! <= value) break;
+      items[index] = items[parent]!;
+      index = parent;
+    }
+    items[index] = value;
+  }
+
+  pop(): number {
+    const items = this.items;
+    const top = items[0]!;
+    const last = items[--this.size]!;
+    let index = 0;
+    for (;;) {
+      let child = 2 * index + 1;
+      if (child >= this.size) break;
+      if (child + 1 < this.size && items[child + 1]! < items[child]!) child++;
+      if (items[child]! >= last) break;
+      items[index] = items[child]!;
+      index = child;
+    }
+    items[index] = last;
+    return top;
+  }
 }
 
 let shared: Cl100k | undefined;
