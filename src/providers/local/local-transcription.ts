@@ -1,5 +1,6 @@
 import { invalidRequest } from '../../errors/gateway-error.js';
 import type { TranscriptionResponse } from '../../protocol/audio.js';
+import { subtitleText } from '../../protocol/transcription-subtitles.js';
 import type { Usage } from '../../protocol/usage.js';
 import type { Outcome, UploadedFile } from '../../pipeline/stage.js';
 import type { Invocation } from '../provider.js';
@@ -28,9 +29,9 @@ export async function runLocalTranscription(invocation: Invocation): Promise<Out
     case 'text':
       return textOutcome(`${text}\n`, 'text/plain; charset=utf-8', usage);
     case 'srt':
-      return textOutcome(`1\n00:00:00,000 --> ${timestamp(seconds, ',')}\n${text}\n\n`, 'text/plain; charset=utf-8', usage);
+      return textOutcome(subtitleText([{ start: 0, end: seconds, text }], 'srt'), 'text/plain; charset=utf-8', usage);
     case 'vtt':
-      return textOutcome(`WEBVTT\n\n00:00:00.000 --> ${timestamp(seconds, '.')}\n${text}\n\n`, 'text/vtt; charset=utf-8', usage);
+      return textOutcome(subtitleText([{ start: 0, end: seconds, text }], 'vtt'), 'text/vtt; charset=utf-8', usage);
     case 'verbose_json':
       return {
         kind: 'json',
@@ -56,10 +57,4 @@ function textOutcome(text: string, contentType: string, usage: Usage): Outcome {
 
 function formatSeconds(seconds: number): string {
   return String(Math.round(seconds * 10) / 10);
-}
-
-function timestamp(seconds: number, separator: string): string {
-  const milliseconds = Math.round(seconds * 1000);
-  const pad = (value: number, width: number): string => String(value).padStart(width, '0');
-  return `${pad(Math.floor(milliseconds / 3_600_000), 2)}:${pad(Math.floor(milliseconds / 60_000) % 60, 2)}:${pad(Math.floor(milliseconds / 1000) % 60, 2)}${separator}${pad(milliseconds % 1000, 3)}`;
 }

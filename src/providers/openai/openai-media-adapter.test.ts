@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { testContext, testTarget } from '../../../test/fakes/fixture-files.js';
+import type { GatewayError } from '../../errors/gateway-error.js';
+import { encodeWav } from '../local/wav-encoder.js';
 import { buildMultipartBody, multipartBoundary } from './multipart-body.js';
 import { createOpenAIMediaAdapter } from './openai-media-adapter.js';
 import { buildVideoContentRequest, buildVideoStatusRequest, parseVideoJob } from './openai-video-translator.js';
@@ -90,6 +92,59 @@ test('transcription: multipart request, duration usage', () => {
   const result = translator.parseResponse(answer, json(answer));
   assert.deepEqual(result.body, { text: 'Hello there.', duration: 3.2 });
   assert.deepEqual(result.usage, { transcriptionSeconds: 3.2 });
+});
+
+test('transcription: text, srt, vtt and verbose_json answered as OpenAI answers them, from JSON asked of the upstream', () => {
+  const translator = adapter.translators.transcription!;
+  const file = { bytes: Buffer.from('ID3'), filename: 'a.mp3', contentType: 'audio/mpeg' };
+  const verbose = {
+    task: 'transcribe',
+    language: 'english',
+    duration: 4.25,
+    text: 'Hello there. General Kenobi.',
+    segments: [
+      { id: 0, start: 0, end: 1.5, text: ' Hello there.' },
+      { id: 1, start: 1.5, end: 4.25, text: ' General Kenobi.' },
+    ],
+  };
+  const asked = (format: string) => {
+    const request = { model: 'whisper', response_format: format, files: { file } };
+    const upstream = Buffer.from(translator.buildRequest(request, { ...context, stream: false }).body as Buffer).toString('latin1');
+    return { request, upstreamFormat: /name="response_format"\r\n\r\n(\w+)\r\n/.exec(upstream)![1] };
+  };
+
+  const text = asked('text');
+  assert.equal(text.upstreamFormat, 'json');
+  const textResult = translator.parseResponse({ text: 'Hello there.' }, { ...json({}), request: text.request } as never);
+  assert.equal(textResult.binary?.contentType, 'text/plain; charset=utf-8');
+  assert.equal(Buffer.from(textResult.binary!.bytes).toString(), 'Hello there.\n');
+
+  const srt = asked('srt');
+  assert.equal(srt.upstreamFormat, 'verbose_json');
+  const srtResult = translator.parseResponse(verbose, { ...json(verbose), request: srt.request } as never);
+  assert.equal(Buffer.from(srtResult.binary!.bytes).toString(), '1\n00:00:00,000 --> 00:00:01,500\nHello there.\n\n2\n00:00:01,500 --> 00:00:04,250\nGeneral Kenobi.\n\n');
+  assert.deepEqual(srtResult.usage, { transcriptionSeconds: 4.25 });
+
+  const vtt = asked('vtt');
+  const vttResult = translator.parseResponse(verbose, { ...json(verbose), request: vtt.request } as never);
+  assert.equal(vttResult.binary?.contentType, 'text/vtt; charset=utf-8');
+  assert.equal(Buffer.from(vttResult.binary!.bytes).toString(), 'WEBVTT\n\n00:00:00.000 --> 00:00:01.500\nHello there.\n\n00:00:01.500 --> 00:00:04.250\nGeneral Kenobi.\n\n');
+
+  const full = asked('verbose_json');
+  assert.equal(full.upstreamFormat, 'verbose_json');
+  assert.deepEqual(translator.parseResponse(verbose, { ...json(verbose), request: full.request } as never).body, verbose, 'segments and language kept');
+
+  assert.throws(() => asked('xml'), (error: GatewayError) => error.code === 'invalid_request' && error.param === 'response_format');
+});
+
+test('transcription: a model that reports tokens, not seconds, is billed for the audio measured from the file', () => {
+  const translator = adapter.translators.transcription!;
+  // 2 s of 8 kHz mono silence.
+  const wav = encodeWav(new Int16Array(16_000), 8_000);
+  const request = { model: 'gpt-4o-transcribe', files: { file: { bytes: wav, filename: 'a.wav', contentType: 'audio/wav' } } };
+  const answer = { text: 'quiet', usage: { type: 'tokens', input_tokens: 40, output_tokens: 2, total_tokens: 42 } };
+  const result = translator.parseResponse(answer, { ...json(answer), request } as never);
+  assert.deepEqual(result.usage, { transcriptionSeconds: 2 });
 });
 
 test('moderation: request and response in our shape', () => {
