@@ -12,6 +12,8 @@ export function startFakeCohere(): Promise<FakeUpstream> {
     const body = (request.json ?? {}) as Record<string, unknown>;
     if (request.url === '/v2/embed') {
       const texts = (body.texts as string[] | undefined) ?? [];
+      // As the real API: at most 96 texts per call.
+      if (texts.length > 96) return { status: 400, body: { id: 'e2', message: `invalid request: total number of texts must be at most 96 - received ${texts.length}` } };
       return {
         body: {
           id: 'embed-fake',

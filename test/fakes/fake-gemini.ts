@@ -22,6 +22,10 @@ export function startFakeGemini(): Promise<FakeUpstream> {
     const [, , method] = match;
     const body = (request.json ?? {}) as GenerateBody;
     if (method === 'batchEmbedContents') {
+      // As the real API: at most 100 requests per batch.
+      if ((body.requests ?? []).length > 100) {
+        return { status: 400, body: { error: { code: 400, message: '* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch', status: 'INVALID_ARGUMENT' } } };
+      }
       return {
         body: {
           embeddings: (body.requests ?? []).map((item) => {

@@ -109,6 +109,30 @@ test('bedrock: the request is SigV4-signed', async () => {
   assert.match(String(recorded.headers.authorization), /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/us-east-1\/bedrock\/aws4_request/);
 });
 
+test('embeddings past an upstream batch limit (cohere 96 texts, gemini 100) are sent in parts and answered as one', async () => {
+  const input = Array.from({ length: 250 }, (_, index) => 'x'.repeat(index + 1));
+  for (const [name, adapter, fake, batch, usage] of [
+    ['cohere', createCohereAdapter(), fakes.cohere, 96, 500],
+    ['gemini', createGeminiAdapter(), fakes.gemini, 100, undefined],
+  ] as const) {
+    const before = fake.requests.length;
+    const outcome = (await invoke(adapter, fake, 'embedding', { model: 'e', input })) as Extract<Outcome, { kind: 'json' }>;
+    const sent = fake.requests.slice(before).map((request) => {
+      const json = request.json as { texts?: unknown[]; requests?: unknown[] };
+      return (json.texts ?? json.requests)!.length;
+    });
+    assert.deepEqual(sent, [batch, batch, 250 - 2 * batch], `${name}: parts of at most ${batch}`);
+    const body = outcome.body as { data: Array<{ index: number; embedding: number[] }>; usage: { prompt_tokens: number } };
+    assert.deepEqual(body.data.map((item) => item.index), input.map((_, index) => index), `${name}: indexes across parts`);
+    assert.deepEqual(body.data.map((item) => item.embedding[0]), input.map((text) => text.length), `${name}: vectors in request order`);
+    assert.equal(body.usage.prompt_tokens, outcome.usage?.inputTokens, `${name}: one usage for the whole`);
+    if (usage !== undefined) assert.equal(outcome.usage?.inputTokens, usage, `${name}: the parts' billed units added up`);
+  }
+  // One part failing fails the call.
+  fakes.cohere.failNext({ status: 500, body: { id: 'e', message: 'boom' } });
+  await assert.rejects(invoke(createCohereAdapter(), fakes.cohere, 'embedding', { model: 'e', input }));
+});
+
 test('gemini embeddings and cohere embed/rerank', async () => {
   const gemini = await invoke(createGeminiAdapter(), fakes.gemini, 'embedding', { model: 'e', input: ['abc', 'hello'] });
   assert.deepEqual((gemini as { body: { data: Array<{ embedding: number[] }> } }).body.data.map((item) => item.embedding[0]), [3, 5]);

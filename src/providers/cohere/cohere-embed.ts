@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { EmbeddingRequest } from '../../protocol/embeddings.js';
 import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 import type { OperationTranslator } from '../http/provider-adapter.js';
-import { buildEmbeddingResponse, countEmbeddingTokens, embeddingInputTexts } from '../openai/embedding-shapes.js';
+import { buildEmbeddingResponse, countEmbeddingTokens, embeddingInputTexts, mergeEmbeddingResponses, splitEmbeddingRequest } from '../openai/embedding-shapes.js';
 import { cohereHeaders, cohereUrl } from './cohere-url.js';
 
 const embedResponseSchema = z.looseObject({
@@ -10,11 +10,16 @@ const embedResponseSchema = z.looseObject({
   meta: z.looseObject({ billed_units: z.looseObject({ input_tokens: z.number().nullish() }).nullish() }).nullish(),
 });
 
+/** Embed v2 takes at most 96 texts per call; longer inputs are sent in parts. */
+const COHERE_MAX_TEXTS = 96;
+
 /**
  * Embed v2 (https://docs.cohere.com/reference/embed). OpenAI has no input type, so the deployment's
  * settings.inputType is used, `search_document` by default (what an index of documents wants).
  */
 export const cohereEmbedTranslator: OperationTranslator<EmbeddingRequest> = {
+  splitRequest: (request) => splitEmbeddingRequest(request, COHERE_MAX_TEXTS),
+  mergeBodies: mergeEmbeddingResponses,
   buildRequest(request, context) {
     const body: Record<string, unknown> = {
       model: context.target.upstreamModel,

@@ -2,10 +2,13 @@ import { z } from 'zod';
 import type { EmbeddingRequest } from '../../protocol/embeddings.js';
 import { parseUpstreamBody } from '../http/parse-upstream-body.js';
 import type { OperationTranslator } from '../http/provider-adapter.js';
-import { buildEmbeddingResponse, countEmbeddingTokens, embeddingInputTexts } from '../openai/embedding-shapes.js';
+import { buildEmbeddingResponse, countEmbeddingTokens, embeddingInputTexts, mergeEmbeddingResponses, splitEmbeddingRequest } from '../openai/embedding-shapes.js';
 import { geminiModelName, geminiModelUrl } from './gemini-url.js';
 
 const batchResponseSchema = z.looseObject({ embeddings: z.array(z.looseObject({ values: z.array(z.number()) })) });
+
+/** batchEmbedContents takes at most 100 requests per call; longer inputs are sent in parts. */
+const GEMINI_MAX_TEXTS = 100;
 
 /**
  * models.batchEmbedContents (https://ai.google.dev/api/embeddings#method:-models.batchembedcontents).
@@ -13,6 +16,8 @@ const batchResponseSchema = z.looseObject({ embeddings: z.array(z.looseObject({ 
  * from settings.taskType (e.g. RETRIEVAL_DOCUMENT) when the deployment sets one.
  */
 export const geminiEmbeddingTranslator: OperationTranslator<EmbeddingRequest> = {
+  splitRequest: (request) => splitEmbeddingRequest(request, GEMINI_MAX_TEXTS),
+  mergeBodies: mergeEmbeddingResponses,
   buildRequest(request, context) {
     const model = geminiModelName(context.target.upstreamModel);
     const taskType = context.target.settings.taskType;

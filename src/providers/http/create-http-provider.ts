@@ -81,10 +81,6 @@ export function createHttpProvider(
         options.onUsageRejected?.({ provider: adapter.id, deploymentId: target.deploymentId, requestId: call.requestId, problem });
       const streaming = call.stream && translator.createStreamTranslator !== undefined;
       const request = call.files ? { ...call.request, files: call.files } : call.request;
-      const upstreamRequest = translator.buildRequest(request, {
-        ...context,
-        stream: streaming,
-      });
       const sendOptions = {
         signal,
         firstByteMs: target.timeouts.firstByteMs,
@@ -92,33 +88,66 @@ export function createHttpProvider(
         connectMs: target.timeouts.connectMs,
         provider: adapter.id,
       };
-      if (!streaming) {
-        const response = await client.sendBuffered(upstreamRequest, sendOptions);
-        return answerFromBody(adapter, translator, { ...context, request }, response.statusCode, response.headers, response.body, usageRejected);
-      }
-
-      const response = await client.send(upstreamRequest, sendOptions);
-      if (response.statusCode >= 400) throw await readError(adapter, response);
-      const contentType = String(response.headers['content-type'] ?? '');
-      if (!contentType.includes('application/json')) {
-        if (!decoderFactory) {
-          // Unread, the answer would hold its connection until the upstream gave up.
-          response.body.destroy();
-          throw new Error(`no stream decoder for ${adapter.streamFraming}`);
+      const sendOne = async (request: Record<string, unknown>, streaming: boolean): Promise<Outcome> => {
+        const upstreamRequest = translator.buildRequest(request, {
+          ...context,
+          stream: streaming,
+        });
+        if (!streaming) {
+          const response = await client.sendBuffered(upstreamRequest, sendOptions);
+          return answerFromBody(adapter, translator, { ...context, request }, response.statusCode, response.headers, response.body, usageRejected);
         }
-        return {
-          kind: 'stream',
-          events: translateStream(response, translator.createStreamTranslator!(context), decoderFactory(), adapter.id, signal, usageRejected),
-        };
-      }
-      // A stream was asked for and a JSON answer came back (some providers answer that way): the
-      // client still gets the stream it asked for, SDKs in stream mode read nothing else.
-      const raw = await response.body.readAll();
-      const answer = answerFromBody(adapter, translator, { ...context, request }, response.statusCode, response.headers, raw, usageRejected);
-      if (answer.kind !== 'json') throw new GatewayError('upstream_bad_response', `The provider answered a stream request with a binary body (${adapter.id}).`, { provider: adapter.id });
-      return { kind: 'stream', events: answerAsStream(call.operation, answer.body, answer.usage, adapter.id) };
+
+        const response = await client.send(upstreamRequest, sendOptions);
+        if (response.statusCode >= 400) throw await readError(adapter, response);
+        const contentType = String(response.headers['content-type'] ?? '');
+        if (!contentType.includes('application/json')) {
+          if (!decoderFactory) {
+            // Unread, the answer would hold its connection until the upstream gave up.
+            response.body.destroy();
+            throw new Error(`no stream decoder for ${adapter.streamFraming}`);
+          }
+          return {
+            kind: 'stream',
+            events: translateStream(response, translator.createStreamTranslator!(context), decoderFactory(), adapter.id, signal, usageRejected),
+          };
+        }
+        // A stream was asked for and a JSON answer came back (some providers answer that way): the
+        // client still gets the stream it asked for, SDKs in stream mode read nothing else.
+        const raw = await response.body.readAll();
+        const answer = answerFromBody(adapter, translator, { ...context, request }, response.statusCode, response.headers, raw, usageRejected);
+        if (answer.kind !== 'json') throw new GatewayError('upstream_bad_response', `The provider answered a stream request with a binary body (${adapter.id}).`, { provider: adapter.id });
+        return { kind: 'stream', events: answerAsStream(call.operation, answer.body, answer.usage, adapter.id) };
+      };
+      const parts = streaming ? undefined : (translator.splitRequest?.(request) as Record<string, unknown>[] | undefined);
+      if (parts && translator.mergeBodies) return answerInParts(adapter, parts, translator.mergeBodies, (part) => sendOne(part, false));
+      return sendOne(request, streaming);
     },
   };
+}
+
+/**
+ * A request split for an upstream's batch limit: the parts are sent one after another (a split
+ * batch should not multiply the call's rate at the upstream), their bodies merged in order and
+ * their usage added up. Any part failing fails the call, as the whole would have.
+ */
+async function answerInParts(
+  adapter: ProviderAdapter,
+  parts: Record<string, unknown>[],
+  mergeBodies: (bodies: unknown[]) => unknown,
+  send: (part: Record<string, unknown>) => Promise<Outcome>,
+): Promise<Outcome> {
+  const bodies: unknown[] = [];
+  const usage: Record<string, number> = {};
+  for (const part of parts) {
+    const answer = await send(part);
+    if (answer.kind !== 'json') {
+      throw new GatewayError('upstream_bad_response', `The provider answered part of a split request with a non-JSON body (${adapter.id}).`, { provider: adapter.id });
+    }
+    bodies.push(answer.body);
+    for (const [field, value] of Object.entries(answer.usage ?? {})) if (typeof value === 'number') usage[field] = (usage[field] ?? 0) + value;
+  }
+  return { kind: 'json', body: mergeBodies(bodies), usage };
 }
 
 /** The outcome of an answer read whole: an error, a JSON body or a binary one. */

@@ -47,6 +47,13 @@ export interface OperationTranslator<Request = unknown> {
   ): ParsedUpstreamResponse;
   /** Present when the operation streams (chat, completions). */
   createStreamTranslator?(context: TranslationContext): StreamTranslator;
+  /**
+   * For an upstream that takes at most so many items per call (Cohere embeds 96 texts, Gemini 100):
+   * the request as parts it accepts, sent one after another; undefined when it fits in one.
+   * `mergeBodies` joins the parts' canonical bodies, in order, into the answer to the whole.
+   */
+  splitRequest?(request: Request): Request[] | undefined;
+  mergeBodies?(bodies: unknown[]): unknown;
 }
 
 export interface ParsedUpstreamResponse {

@@ -46,3 +46,29 @@ export function buildEmbeddingResponse(
     usage: { prompt_tokens: promptTokens, total_tokens: promptTokens },
   };
 }
+
+/**
+ * An embeddings request as parts of at most `maxTexts` texts each, for an upstream with a batch
+ * limit (createHttpProvider sends them in order); undefined when it fits in one call.
+ */
+export function splitEmbeddingRequest(request: EmbeddingRequest, maxTexts: number): EmbeddingRequest[] | undefined {
+  const texts = embeddingInputTexts(request.input);
+  if (texts.length <= maxTexts) return undefined;
+  const parts: EmbeddingRequest[] = [];
+  for (let start = 0; start < texts.length; start += maxTexts) parts.push({ ...request, input: texts.slice(start, start + maxTexts) });
+  return parts;
+}
+
+/** The parts' canonical answers as one: vectors in request order, indexes counted across parts, usage added up. */
+export function mergeEmbeddingResponses(bodies: unknown[]): EmbeddingResponse {
+  const responses = bodies as EmbeddingResponse[];
+  const data: EmbeddingResponse['data'] = [];
+  let promptTokens = 0;
+  let totalTokens = 0;
+  for (const response of responses) {
+    for (const item of response.data) data.push({ ...item, index: data.length });
+    promptTokens += response.usage.prompt_tokens;
+    totalTokens += response.usage.total_tokens;
+  }
+  return { object: 'list', data, model: responses[0]?.model ?? '', usage: { prompt_tokens: promptTokens, total_tokens: totalTokens } };
+}
