@@ -1,4 +1,5 @@
-import { MODERATION_CATEGORIES, type ModerationRequest, type ModerationResponse } from '../../protocol/moderations.js';
+import { invalidRequest } from '../../errors/gateway-error.js';
+import { MODERATION_CATEGORIES, type ModerationPart, type ModerationRequest, type ModerationResponse } from '../../protocol/moderations.js';
 import type { Usage } from '../../protocol/usage.js';
 import type { Outcome } from '../../pipeline/stage.js';
 import type { Invocation } from '../provider.js';
@@ -14,11 +15,25 @@ type ModerationResult = ModerationResponse['results'][number];
 export async function runLocalModeration(invocation: Invocation): Promise<Outcome> {
   const { call, signal } = invocation;
   const request = call.request as unknown as ModerationRequest;
-  const inputs = typeof request.input === 'string' ? [request.input] : request.input;
+  const inputs = moderatedTexts(request.input);
   await applyMarkers(inputs.join('\n'), signal);
   const body: ModerationResponse = { id: `modr-${call.requestId}`, model: call.model, results: inputs.map(moderateText) };
   const usage: Usage = { inputTokens: inputs.reduce((sum, input) => sum + countTokens(input), 0) };
   return { kind: 'json', body, usage };
+}
+
+/**
+ * The texts moderated, one result each: a multimodal input (parts) is one text. The keyword model
+ * reads text only, so an image part is refused rather than passed as if it had been looked at.
+ */
+function moderatedTexts(input: ModerationRequest['input']): string[] {
+  if (typeof input === 'string') return [input];
+  if (input.every((item): item is string => typeof item === 'string')) return input;
+  const parts = input as ModerationPart[];
+  if (parts.some((part) => part.type === 'image_url')) {
+    throw invalidRequest('The local moderation model reads text only; image_url parts need an omni-moderation model.', 'input');
+  }
+  return [parts.map((part) => (part.type === 'text' ? part.text : '')).join('\n')];
 }
 
 export function moderateText(text: string): ModerationResult {

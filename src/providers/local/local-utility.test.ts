@@ -5,7 +5,7 @@ import { encode } from 'gpt-tokenizer/encoding/cl100k_base';
 import { createLocalProvider } from './create-local-provider.js';
 import { localTestInvocation } from './local-test-invocation.js';
 import { decodeEmbeddingBase64, type EmbeddingResponse } from '../../protocol/embeddings.js';
-import { MODERATION_CATEGORIES, type ModerationResponse } from '../../protocol/moderations.js';
+import { MODERATION_CATEGORIES, moderationRequestSchema, type ModerationResponse } from '../../protocol/moderations.js';
 import type { RerankResponse } from '../../protocol/rerank.js';
 import type { OcrResponse } from '../../protocol/ocr.js';
 import type { Outcome } from '../../pipeline/stage.js';
@@ -76,6 +76,25 @@ test('moderation: keywords flag their category, clean text passes', async () => 
     for (const score of Object.values(result.category_scores)) assert.ok(score >= 0 && score <= 1);
   }
   assert.equal(body.id, 'modr-req_test');
+});
+
+test('moderation: a multimodal input (parts) is one input with one result; image parts are refused by the text-only local model', async () => {
+  const { body } = await json<ModerationResponse>('moderation', {
+    input: [
+      { type: 'text', text: 'I will kill you' },
+      { type: 'text', text: 'you idiot' },
+    ],
+    model: 'local-moderation',
+  });
+  assert.equal(body.results.length, 1);
+  assert.equal(body.results[0].categories['violence'], true);
+  await assert.rejects(
+    json('moderation', { input: [{ type: 'text', text: 'hi' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }], model: 'local-moderation' }),
+    (error: GatewayError) => error.code === 'invalid_request' && error.param === 'input',
+  );
+  const parsed = moderationRequestSchema.safeParse({ input: [{ type: 'image_url', image_url: { url: 'https://example.com/a.png' } }] });
+  assert.equal(parsed.success, true, 'the shape OpenAI accepts is accepted');
+  assert.equal(moderationRequestSchema.safeParse({ input: [{ type: 'audio', audio: 'x' }] }).success, false);
 });
 
 test('bm25: a document with more query terms ranks higher; shorter wins ties in term frequency', () => {

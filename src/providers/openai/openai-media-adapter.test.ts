@@ -147,6 +147,12 @@ test('transcription: a model that reports tokens, not seconds, is billed for the
   assert.deepEqual(result.usage, { transcriptionSeconds: 2 });
 });
 
+test('moderation: a multimodal input is sent as its parts', () => {
+  const input = [{ type: 'text' as const, text: 'look' }, { type: 'image_url' as const, image_url: { url: 'https://example.com/a.png' } }];
+  const upstream = adapter.translators.moderation!.buildRequest({ input }, { ...context, stream: false });
+  assert.deepEqual(JSON.parse(String(upstream.body)).input, input);
+});
+
 test('moderation: request and response in our shape', () => {
   const translator = adapter.translators.moderation!;
   const upstream = translator.buildRequest({ input: ['a', 'b'] }, { ...context, stream: false });
