@@ -13,6 +13,7 @@ import { bearerToken } from './bearer-token.js';
 import { writeSseStream } from './sse-writer.js';
 import { validateBody } from './validate-body.js';
 import { checkModelAccess, type ModelDirectory } from './model-access.js';
+import { PendingMultipart } from './multipart-body.js';
 
 export interface InferenceRouteOptions {
   operation: Operation;
@@ -26,6 +27,8 @@ export interface InferenceRouteOptions {
   pipeline: Next;
   /** Reads the files and fields of a multipart request. */
   readMultipart?: (request: InferenceRequest) => Promise<{ fields: Record<string, unknown>; files: Record<string, UploadedFile> }>;
+  /** The route takes JSON too (videos: the OpenAI SDK sends a form, curl users JSON); `readMultipart` reads only forms. */
+  alsoJson?: boolean;
   /** Model used when the request names none (moderations, image edits). */
   defaultModel?: () => string | undefined;
   /** Add x-gw-org-id and x-gw-key-alias (the spec lists them on chat completions). */
@@ -100,7 +103,7 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
       }
       let body: Record<string, unknown>;
       let files: Record<string, UploadedFile> | undefined;
-      if (options.readMultipart) {
+      if (options.readMultipart && (!options.alsoJson || request.body instanceof PendingMultipart)) {
         const multipart = await options.readMultipart(request);
         body = validateBody(schema, multipart.fields) as Record<string, unknown>;
         files = multipart.files;

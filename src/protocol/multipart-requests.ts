@@ -15,6 +15,6 @@ export const transcriptionFieldsSchema = z.looseObject({
   model: z.string().min(1),
   language: z.string().min(2).max(16).optional(),
   prompt: z.string().max(4000).optional(),
-  response_format: z.enum(['json', 'text', 'verbose_json']).optional(),
+  response_format: z.enum(['json', 'text', 'srt', 'verbose_json', 'vtt']).optional(),
   temperature: z.coerce.number().min(0).max(1).optional(),
 });

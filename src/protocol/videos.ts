@@ -4,7 +4,11 @@ import { z } from 'zod';
 export const videoRequestSchema = z.looseObject({
   model: z.string().min(1),
   prompt: z.string().min(1).max(32000),
-  seconds: z.number().int().min(1).max(60).nullish(),
+  // A number, or digits as OpenAI takes them ("4", "8", "12"; a form sends nothing else).
+  seconds: z
+    .union([z.number(), z.string().regex(/^\d{1,3}$/, 'seconds must be a whole number').transform(Number)])
+    .pipe(z.number().int().min(1).max(60))
+    .nullish(),
   size: z.string().regex(/^\d{2,5}x\d{2,5}$/).nullish(),
 });
 export type VideoRequest = z.infer<typeof videoRequestSchema>;

@@ -94,3 +94,27 @@ test('local moderation through the SDK; rerank, OCR and video over HTTP', async 
   assert.equal(video.status, 200);
   assert.equal(video.json.status, 'queued');
 });
+
+test('the SDK: videos.create (a form, seconds as a string), subtitles from transcriptions, multimodal moderation', async () => {
+  const video = await client.videos.create({ model: 'local-video' as never, prompt: 'waves at dusk', seconds: '4' });
+  assert.equal(video.status, 'queued');
+  assert.equal(Number(video.seconds), 4);
+  const badSeconds = await fetch(`${gateway.baseURL}/videos`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${gateway.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ model: 'local-video', prompt: 'x', seconds: 'four' }),
+  });
+  assert.equal(badSeconds.status, 400);
+  assert.equal((await badSeconds.json()).error.param, 'seconds');
+
+  const speech = await client.audio.speech.create({ model: 'local-tts', voice: 'alloy', input: 'subtitles please', response_format: 'wav' });
+  const wav = Buffer.from(await speech.arrayBuffer());
+  const srt = await client.audio.transcriptions.create({ model: 'local-stt', file: await toFile(wav, 'a.wav', { type: 'audio/wav' }), response_format: 'srt' });
+  assert.match(String(srt), /^1\n00:00:00,000 --> 00:00:\d\d,\d{3}\nsubtitles please\n/);
+  const vtt = await client.audio.transcriptions.create({ model: 'local-stt', file: await toFile(wav, 'a.wav', { type: 'audio/wav' }), response_format: 'vtt' });
+  assert.match(String(vtt), /^WEBVTT\n\n00:00:00\.000 --> /);
+
+  const moderation = await client.moderations.create({ model: 'local-moderation', input: [{ type: 'text', text: 'I will kill you' }] });
+  assert.equal(moderation.results.length, 1);
+  assert.equal(moderation.results[0].flagged, true);
+});

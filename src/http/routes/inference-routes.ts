@@ -15,7 +15,7 @@ import { ocrRequestSchema } from '../../protocol/ocr.js';
 import { rerankRequestSchema } from '../../protocol/rerank.js';
 import { videoRequestSchema } from '../../protocol/videos.js';
 import type { Next } from '../../pipeline/stage.js';
-import { createInferenceHandler, type InferenceDependencies, type InferenceHandler, type InferenceRequest } from '../inference-handler.js';
+import { createInferenceHandler, type InferenceDependencies, type InferenceHandler, type InferenceRequest, type InferenceRouteOptions } from '../inference-handler.js';
 import { detectImageType, readMultipartBody } from '../multipart-body.js';
 import { openApiSchema } from '../openapi-schema.js';
 
@@ -69,6 +69,25 @@ async function readTranscription(request: InferenceRequest) {
   return { fields, files };
 }
 
+/**
+ * A video request sent as a form (what the OpenAI SDK's videos.create sends): its text fields. A
+ * reference image (`input_reference`) is refused: no video upstream here takes one yet.
+ */
+async function readVideoForm(request: InferenceRequest) {
+  const { fields, files } = await readMultipartBody(request);
+  if (files.input_reference || fields.input_reference !== undefined) {
+    throw new GatewayError('invalid_request', 'input_reference is not supported: videos are generated from the prompt alone.', { param: 'input_reference' });
+  }
+  return { fields, files: {} };
+}
+
+/** The operations that take multipart/form-data (videos take JSON as well). */
+const MULTIPART_READERS: Partial<Record<Operation, InferenceRouteOptions['readMultipart']>> = {
+  image_edit: readImageEdit,
+  transcription: readTranscription,
+  video: readVideoForm,
+};
+
 export interface InferenceRoutesOptions {
   pipelines: Record<Operation, Next>;
   /** Default model per operation for requests that may omit it (moderations, image edits). */
@@ -86,7 +105,8 @@ export function registerInferenceRoutes(
 ): Map<string, InferenceHandler> {
   const jsonHandlers = new Map<string, InferenceHandler>();
   for (const operation of Object.keys(OPERATION_PATHS) as Operation[]) {
-    const multipart = operation === 'image_edit' ? readImageEdit : operation === 'transcription' ? readTranscription : undefined;
+    const multipart = MULTIPART_READERS[operation];
+    const alsoJson = operation === 'video';
     const schema = JSON_SCHEMAS[operation] ?? (operation === 'image_edit' ? imageEditFieldsSchema : transcriptionFieldsSchema);
     const handler = createInferenceHandler(
       {
@@ -95,6 +115,7 @@ export function registerInferenceRoutes(
         quickCheck: QUICK_CHECKS[operation],
         pipeline: options.pipelines[operation],
         readMultipart: multipart,
+        alsoJson,
         defaultModel: options.defaultModels[operation],
         identityHeaders: operation === 'chat',
       },
@@ -105,11 +126,12 @@ export function registerInferenceRoutes(
         tags: [TAGS[operation]],
         summary: `${operation.replace('_', ' ')} (OpenAI-compatible)`,
         security: [{ bearerAuth: [] }],
-        ...(multipart ? { consumes: ['multipart/form-data'] } : { body: openApiSchema(schema) }),
+        ...(multipart && !alsoJson ? { consumes: ['multipart/form-data'] } : { body: openApiSchema(schema) }),
+        ...(alsoJson ? { consumes: ['application/json', 'multipart/form-data'] } : {}),
       },
       handler,
     });
-    if (!multipart) jsonHandlers.set(OPERATION_PATHS[operation], handler);
+    if (!multipart || alsoJson) jsonHandlers.set(OPERATION_PATHS[operation], handler);
   }
   return jsonHandlers;
 }
