@@ -176,7 +176,11 @@ test('videos: create, status and content requests, job parsing', () => {
   assert.equal(upstream.url, 'https://api.openai.com/v1/videos');
   assert.deepEqual(JSON.parse(String(upstream.body)), { model: 'gpt-image-1', prompt: 'a wave', seconds: '8', size: '1280x720' });
   const job = { id: 'video_123', object: 'video', model: 'sora-2', status: 'queued', progress: 0, created_at: 1712697600, size: '1280x720', seconds: '8' };
-  const created = translator.parseResponse(job, { ...json(job), request: { prompt: 'a wave' } } as never).body;
+  const answer = translator.parseResponse(job, { ...json(job), request: { prompt: 'a wave' } } as never);
+  assert.deepEqual(answer.usage, { videoSeconds: 8 }, 'billed for the seconds the upstream will make');
+  const withoutSeconds = { ...job, seconds: undefined };
+  assert.deepEqual(translator.parseResponse(withoutSeconds, { ...json(withoutSeconds), request: { prompt: 'a wave', seconds: 4 } } as never).usage, { videoSeconds: 4 });
+  const created = answer.body;
   assert.deepEqual(created, {
     id: 'video_123', object: 'video.generation', status: 'queued', model: 'image-public', prompt: 'a wave', seconds: 8,
     size: '1280x720', progress: 0, created_at: 1712697600, completed_at: null, error: null,

@@ -54,7 +54,11 @@ export const openaiVideoTranslator: OperationTranslator<VideoRequest> = {
   },
   parseResponse(body, context) {
     const request = requestOf<VideoRequest>(context);
-    return { body: parseVideoJob(body, context.model, request?.prompt ?? '', context.created) };
+    const job = parseVideoJob(body, context.model, request?.prompt ?? '', context.created);
+    // Charged when the job is accepted, for the seconds the upstream says it will make (the
+    // request's own when the answer does not say; the meter's estimate when neither does).
+    if (!job.seconds && request?.seconds) job.seconds = request.seconds;
+    return { body: job, usage: job.seconds > 0 ? videoUsage(job) : undefined };
   },
 };
 
@@ -68,7 +72,7 @@ export function buildVideoContentRequest(upstreamId: string, target: DeploymentT
   return { method: 'GET', url: openaiUrl(target, `/videos/${encodeURIComponent(upstreamId)}/content`), headers: openaiHeaders(target) };
 }
 
-/** Usage of a completed job, for metering once the video exists. */
+/** What a job is billed for: its seconds of video. */
 export function videoUsage(record: VideoRecord): { videoSeconds: number } {
   return { videoSeconds: record.seconds };
 }
