@@ -10,7 +10,7 @@ async function uploadServer() {
   const app = await buildServer({ bodyLimitBytes: 1 << 20, fileLimitBytes: FILE_LIMIT, logLevel: 'silent', version: 'test' });
   // Only a route that declares it consumes multipart/form-data is given the body (build-server.ts).
   app.post('/upload', { schema: { consumes: ['multipart/form-data'] } }, async (request) => {
-    const { fields, files } = await readMultipartBody(request);
+    const { fields, files } = await readMultipartBody(request, ['image', 'file', 'f0', 'f1', 'f2', 'f3', 'f4']);
     return {
       fields,
       files: Object.fromEntries(Object.entries(files).map(([name, file]) => [name, { size: file.bytes.length, filename: file.filename, type: file.contentType }])),
@@ -30,14 +30,13 @@ function form(entries: Array<[string, string | Blob, string?]>): FormData {
   return data;
 }
 
-test('multipart: fields and files are read whole; `name[]` is read as `name`; a second file of the same name is ignored', async () => {
+test('multipart: fields and files are read whole; `name[]` is read as `name`', async () => {
   const { app, url } = await uploadServer();
   try {
     const body = form([
       ['model', 'local-image'],
       ['prompt', 'a cat'],
       ['image[]', new Blob([new Uint8Array(1000)], { type: 'image/png' }), 'a.png'],
-      ['image[]', new Blob([new Uint8Array(10)], { type: 'image/png' }), 'b.png'],
     ]);
     const response = await fetch(url, { method: 'POST', body });
     assert.equal(response.status, 200);
@@ -45,6 +44,27 @@ test('multipart: fields and files are read whole; `name[]` is read as `name`; a 
       fields: { model: 'local-image', prompt: 'a cat' },
       files: { image: { size: 1000, filename: 'a.png', type: 'image/png' } },
     });
+  } finally {
+    await app.close();
+  }
+});
+
+test('multipart: a second file of one name, or a file the endpoint does not read, is a 400 naming it, not dropped unread', async () => {
+  const { app, url } = await uploadServer();
+  try {
+    const image = () => new Blob([new Uint8Array(10)], { type: 'image/png' });
+    const cases: Array<[FormData, string, RegExp]> = [
+      [form([['image[]', image(), 'a.png'], ['image[]', image(), 'b.png']]), 'image', /Only one 'image' file/],
+      [form([['image', image(), 'a.png'], ['thumbnail', image(), 't.png']]), 'thumbnail', /takes no 'thumbnail' file/],
+    ];
+    for (const [body, param, message] of cases) {
+      const response = await fetch(url, { method: 'POST', body });
+      assert.equal(response.status, 400);
+      const answer = (await response.json()) as { error: { message: string; param: string } };
+      assert.equal(answer.error.param, param);
+      assert.match(answer.error.message, message);
+    }
+    assert.equal((await fetch(url, { method: 'POST', body: form([['model', 'm']]) })).status, 200, 'the connection still answers');
   } finally {
     await app.close();
   }

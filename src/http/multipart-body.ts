@@ -44,7 +44,7 @@ let busboyModule: Promise<{ Busboy: BusboyConstructor }> | undefined;
  * Reads a multipart/form-data body fully (files are small enough for memory within the documented
  * GW_FILE_LIMIT_BYTES). Past a limit the client gets 413, and a malformed body 400.
  */
-export async function readMultipartBody(request: { readonly body: unknown }): Promise<MultipartBody> {
+export async function readMultipartBody(request: { readonly body: unknown }, fileFields: readonly string[]): Promise<MultipartBody> {
   const pending = request.body;
   if (!(pending instanceof PendingMultipart)) {
     throw new GatewayError('invalid_request', 'This endpoint takes multipart/form-data.');
@@ -54,6 +54,7 @@ export async function readMultipartBody(request: { readonly body: unknown }): Pr
   return new Promise<MultipartBody>((resolve, reject) => {
     const fields: Record<string, string> = {};
     const files: Record<string, UploadedFile> = {};
+    const seen = new Set<string>();
     let failed = false;
     let openFiles = 0;
     let finished = false;
@@ -77,6 +78,21 @@ export async function readMultipartBody(request: { readonly body: unknown }): Pr
       throw new GatewayError('invalid_request', 'The multipart/form-data body has no boundary in its Content-Type.');
     }
     parser.on('file', (fieldname: string, file: Readable, filename: string, _encoding: string, mimeType: string) => {
+      // The array form `image[]` (sent by some SDKs) names the same field.
+      const name = fieldname.replace(/\[\]$/, '');
+      // A file the endpoint does not read, or a second one where it reads one, is refused before
+      // it is buffered: dropping it silently would answer as if it had been used.
+      const refusal = !fileFields.includes(name)
+        ? `This endpoint takes no '${name}' file (it reads ${fileFields.length ? fileFields.map((field) => `'${field}'`).join(', ') : 'none'}).`
+        : seen.has(name)
+          ? `Only one '${name}' file is accepted.`
+          : undefined;
+      seen.add(name);
+      if (refusal) {
+        file.resume();
+        fail(new GatewayError('invalid_request', refusal, { param: name }));
+        return;
+      }
       openFiles += 1;
       const chunks: Buffer[] = [];
       file.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -84,9 +100,7 @@ export async function readMultipartBody(request: { readonly body: unknown }): Pr
       file.on('error', () => fail(new GatewayError('invalid_request', MALFORMED)));
       file.on('end', () => {
         openFiles -= 1;
-        // The array form `image[]` (sent by some SDKs) is read as the first file.
-        const name = fieldname.replace(/\[\]$/, '');
-        if (!files[name]) files[name] = { bytes: Buffer.concat(chunks), filename, contentType: mimeType };
+        files[name] = { bytes: Buffer.concat(chunks), filename, contentType: mimeType };
         settleIfDone();
       });
     });

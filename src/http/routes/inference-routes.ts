@@ -51,7 +51,7 @@ const TAGS: Record<Operation, string> = {
 };
 
 async function readImageEdit(request: InferenceRequest) {
-  const { fields, files } = await readMultipartBody(request);
+  const { fields, files } = await readMultipartBody(request, ['image', 'mask']);
   if (!files.image) throw new GatewayError('invalid_request', "Missing required parameter: 'image' (a PNG, JPEG or WebP file).", { param: 'image' });
   for (const name of ['image', 'mask'] as const) {
     const file = files[name];
@@ -63,7 +63,7 @@ async function readImageEdit(request: InferenceRequest) {
 }
 
 async function readTranscription(request: InferenceRequest) {
-  const { fields, files } = await readMultipartBody(request);
+  const { fields, files } = await readMultipartBody(request, ['file']);
   if (!files.file) throw new GatewayError('invalid_request', "Missing required parameter: 'file' (the audio to transcribe).", { param: 'file' });
   if (files.file.bytes.length === 0) throw new GatewayError('invalid_request', 'The uploaded audio file is empty.', { param: 'file' });
   return { fields, files };
@@ -74,8 +74,8 @@ async function readTranscription(request: InferenceRequest) {
  * reference image (`input_reference`) is refused: no video upstream here takes one yet.
  */
 async function readVideoForm(request: InferenceRequest) {
-  const { fields, files } = await readMultipartBody(request);
-  if (files.input_reference || fields.input_reference !== undefined) {
+  const { fields } = await readMultipartBody(request, []);
+  if (fields.input_reference !== undefined) {
     throw new GatewayError('invalid_request', 'input_reference is not supported: videos are generated from the prompt alone.', { param: 'input_reference' });
   }
   return { fields, files: {} };
