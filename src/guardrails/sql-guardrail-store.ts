@@ -47,8 +47,10 @@ type Db = Kysely<Database>;
 export function createSqlGuardrailStore(db: Db, now: () => number = Date.now): GuardrailStore {
   return {
     async list(orgId) {
-      const rows = await db.selectFrom('guardrails').selectAll().where('org_id', '=', orgId).orderBy('name').execute();
-      return rows.map(toGuardrail);
+      const rows = await db.selectFrom('guardrails').selectAll().where('org_id', '=', orgId).execute();
+      // Sorted here, not by the database: SQLite compares names by bytes and Postgres by its
+      // collation ("b" before "B" or after), and guardrails must run in one order on both.
+      return rows.map(toGuardrail).sort(byNameThenId);
     },
     async get(orgId, id) {
       const row = await db.selectFrom('guardrails').selectAll().where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
@@ -163,4 +165,10 @@ function toLogEntry(row: GuardrailLogsTable): GuardrailLogEntry {
  */
 export function newLogId(): string {
   return newTimeOrderedId();
+}
+
+/** By name in code-unit order (the same on every database), then by id for equal names. */
+function byNameThenId(left: Guardrail, right: Guardrail): number {
+  if (left.name !== right.name) return left.name < right.name ? -1 : 1;
+  return left.id < right.id ? -1 : left.id > right.id ? 1 : 0;
 }
