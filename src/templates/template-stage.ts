@@ -1,4 +1,5 @@
-import { GatewayError } from '../errors/gateway-error.js';
+import { GatewayError, isGatewayError } from '../errors/gateway-error.js';
+import { checkModelAccess, type ModelDirectory } from '../http/model-access.js';
 import type { GatewayCall, Next, Outcome, Stage } from '../pipeline/stage.js';
 import type { TemplateRenderer } from './render-template.js';
 import type { TemplateStore } from './sql-template-store.js';
@@ -7,6 +8,8 @@ import { admitted } from '../pipeline/admission.js';
 export interface TemplateStageDeps {
   store: Pick<TemplateStore, 'getVersion'>;
   renderer: TemplateRenderer;
+  /** The catalog, to check a model the template names as the edge checked the caller's. */
+  models: ModelDirectory;
 }
 
 /**
@@ -15,7 +18,8 @@ export interface TemplateStageDeps {
  *  - messages: the rendered template messages come first, then the caller's messages;
  *  - parameters: the version's parameters fill in only what the caller left unset;
  *  - model: the version's model replaces the request's, unless an A/B test already chose the
- *    variant for this call (record.abVariant), since the experiment decides the model then.
+ *    variant for this call (record.abVariant), since the experiment decides the model then; it
+ *    must be one the caller may use (checkTemplateModel).
  * Sets x-gw-prompt-version and record.promptVersion.
  */
 export function createTemplateStage(deps: TemplateStageDeps): Stage {
@@ -48,10 +52,27 @@ export function createTemplateStage(deps: TemplateStageDeps): Stage {
       if (merged[parameter] === undefined || merged[parameter] === null) merged[parameter] = value;
     }
     const model = version.model && call.record.abVariant === undefined ? version.model : call.model;
+    if (model !== call.model) checkTemplateModel(call, model, deps.models, templateId, version.version);
     merged.model = model;
     call.record.promptVersion = version.version;
     call.record.headers['x-gw-prompt-version'] = String(version.version);
     return next({ ...call, request: merged, model });
+  }
+}
+
+/**
+ * The template's model goes through the edge's check for the caller's: it must exist and serve
+ * chat, and the key, its team and its org may use it. Otherwise a template would take a key to a
+ * model its restrictions keep it from. The refusal is the edge's (400 or 403), naming the template.
+ */
+function checkTemplateModel(call: GatewayCall, model: string, models: ModelDirectory, templateId: string, version: number): void {
+  try {
+    checkModelAccess(call.auth, model, 'chat', models);
+  } catch (error) {
+    if (!isGatewayError(error)) throw error;
+    throw new GatewayError(error.code, `Prompt template ${templateId} (version ${version}) names a model this call cannot use: ${error.message}`, {
+      param: 'gw_prompt_template_id',
+    });
   }
 }
 

@@ -214,6 +214,24 @@ for (const database of TEST_DATABASES) {
       const escape = await admin('POST', '/api/admin/prompts', { org_id: orgId, name: 'evil', messages: [{ role: 'user', content: '{{ range.constructor("return process")() }}' }] });
       assert.equal(escape.status, 400);
 
+      // A template's model is checked as the caller's is: a key limited to gpt-4o-mini is not taken to gpt-4.1-mini.
+      const pinnedModel = await admin('POST', '/api/admin/prompts', { org_id: orgId, name: 'on-4.1', model: 'gpt-4.1-mini', messages: [{ role: 'system', content: 'Be brief.' }] });
+      assert.equal(pinnedModel.status, 200, JSON.stringify(pinnedModel.body));
+      await chat({ gw_prompt_template_id: pinnedModel.body.id, gw_cache: false });
+      assert.equal(upstream.received.at(-1)!.body.model, 'up-b', 'the template moves an unrestricted key to its model');
+      const limited = await admin('POST', '/api/admin/keys', { org_id: orgId, name: 'mini only', allowed_models: ['gpt-4o-mini'] });
+      assert.equal(limited.status, 200, JSON.stringify(limited.body));
+      const limitedClient = new OpenAI({ apiKey: limited.body.key, baseURL: running.baseURL, maxRetries: 0 });
+      const before = upstream.received.length;
+      const refused = await rejection(
+        limitedClient.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello' }], gw_prompt_template_id: pinnedModel.body.id, gw_cache: false } as OpenAI.ChatCompletionCreateParamsNonStreaming),
+      );
+      assert.equal(refused.status, 403);
+      assert.equal(refused.code, 'permission_denied');
+      assert.equal(refused.param, 'gw_prompt_template_id');
+      assert.match(refused.message, /gpt-4\.1-mini/);
+      assert.equal(upstream.received.length, before, 'nothing sent upstream');
+
       // The org default applies when the request names no template.
       assert.equal((await admin('PATCH', `/api/admin/orgs/${orgId}`, { settings: { default_prompt_template_id: promptId } })).status, 200);
       const byDefault = await chat({ gw_prompt_variables: { persona: 'the default' }, gw_cache: false });
