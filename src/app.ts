@@ -59,6 +59,7 @@ import { createSqlVideoStore } from './videos/video-store.js';
 import { createVideoStage } from './videos/video-stage.js';
 import { createLocalVideoJobBackend, createOpenAIVideoJobBackend, type VideoJobBackend } from './videos/video-job-backend.js';
 import { startVideoJobRunner } from './videos/video-job-runner.js';
+import { createVideoRefunds } from './videos/video-refunds.js';
 import { startRequestLogRetention, type RequestLogRetention } from './observability/request-log-retention.js';
 import { registerVideoRoutes } from './http/routes/video-routes.js';
 import { newId } from './lib/ids.js';
@@ -268,6 +269,13 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     store: videos,
     backends: videoBackends,
     targetOf: (deploymentId) => catalog.target(deploymentId),
+    refunds: createVideoRefunds({
+      db: database.db,
+      store: videos,
+      gate: metering.gate,
+      seeder: metering.seeder,
+      flushLedger: () => metering.ledger.flush(),
+    }),
     instanceId,
     logger,
   });
@@ -431,7 +439,8 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
       while (inflightCount > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())))]);
       clearInterval(lastUsedTimer);
-      videoRunner.stop();
+      // Before the stores close: a refund under way finishes, and the lease goes to the next instance at once.
+      await videoRunner.stop();
       await logRetention.stop();
       metrics.stop();
       metricsListener?.close();

@@ -4,7 +4,13 @@ import type { UploadedFile } from '../pipeline/stage.js';
 
 export interface MultipartBody {
   fields: Record<string, string>;
+  /** One file per name; under a repeatable name sent several times, the first with the others in its `more`. */
   files: Record<string, UploadedFile>;
+}
+
+export interface MultipartFileRules {
+  /** File fields sent more than once are all kept (image edits take several images); any other name takes one. */
+  repeatable?: readonly string[];
 }
 
 export interface MultipartLimits {
@@ -37,14 +43,49 @@ export class PendingMultipart {
 const TOO_LARGE = 'An uploaded file or form is larger than this gateway accepts (see GW_FILE_LIMIT_BYTES).';
 const MALFORMED = 'The multipart/form-data body is malformed.';
 
+/** The count limits get their own message: a client past one has sent too many parts, not too many bytes. */
+function tooMany(limits: MultipartLimits, limit: 'partsLimit' | 'filesLimit' | 'fieldsLimit'): string {
+  if (limit === 'filesLimit') return `A form may carry at most ${limits.files} files.`;
+  if (limit === 'fieldsLimit') return `A form may carry at most ${limits.fields} text fields.`;
+  return `A form may carry at most ${limits.parts} parts.`;
+}
+
+/** Why a file part is refused before a byte of it is kept, or undefined when the endpoint reads it. */
+function fileRefusal(name: string, fileFields: readonly string[], repeatable: readonly string[], alreadySent: boolean): string | undefined {
+  if (!fileFields.includes(name)) {
+    return `This endpoint takes no '${name}' file (it reads ${fileFields.length ? fileFields.map((field) => `'${field}'`).join(', ') : 'none'}).`;
+  }
+  if (alreadySent && !repeatable.includes(name)) return `Only one '${name}' file is accepted.`;
+  return undefined;
+}
+
+/**
+ * The files as the endpoint reads them: one per name, a repeated name's others riding on its first.
+ * Read once no file is open, so every slot is filled.
+ */
+function filesByName(received: ReadonlyMap<string, ReadonlyArray<UploadedFile | undefined>>): Record<string, UploadedFile> {
+  const files: Record<string, UploadedFile> = {};
+  for (const [name, slots] of received) {
+    const [first, ...more] = slots as readonly UploadedFile[];
+    files[name] = more.length > 0 ? { ...first, more } : first;
+  }
+  return files;
+}
+
 type BusboyConstructor = (typeof import('@fastify/busboy'))['Busboy'];
 let busboyModule: Promise<{ Busboy: BusboyConstructor }> | undefined;
 
 /**
  * Reads a multipart/form-data body fully (files are small enough for memory within the documented
- * GW_FILE_LIMIT_BYTES). Past a limit the client gets 413, and a malformed body 400.
+ * GW_FILE_LIMIT_BYTES). Only the files named in `fileFields` are kept: any other file part, or a
+ * second one under a name that takes one, is a 400 naming it, and the rest of the body is read and
+ * dropped unbuffered. Past a limit the client gets 413, and a malformed body 400.
  */
-export async function readMultipartBody(request: { readonly body: unknown }, fileFields: readonly string[]): Promise<MultipartBody> {
+export async function readMultipartBody(
+  request: { readonly body: unknown },
+  fileFields: readonly string[],
+  rules: MultipartFileRules = {},
+): Promise<MultipartBody> {
   const pending = request.body;
   if (!(pending instanceof PendingMultipart)) {
     throw new GatewayError('invalid_request', 'This endpoint takes multipart/form-data.');
@@ -53,8 +94,8 @@ export async function readMultipartBody(request: { readonly body: unknown }, fil
   const { limits } = pending;
   return new Promise<MultipartBody>((resolve, reject) => {
     const fields: Record<string, string> = {};
-    const files: Record<string, UploadedFile> = {};
-    const seen = new Set<string>();
+    // Per name, in the order the parts arrived (a slot is taken when a file starts, filled when it ends).
+    const received = new Map<string, Array<UploadedFile | undefined>>();
     let failed = false;
     let openFiles = 0;
     let finished = false;
@@ -67,7 +108,7 @@ export async function readMultipartBody(request: { readonly body: unknown }, fil
       reject(error);
     };
     const settleIfDone = () => {
-      if (!failed && finished && openFiles === 0) resolve({ fields, files });
+      if (!failed && finished && openFiles === 0) resolve({ fields, files: filesByName(received) });
     };
     let parser: ReturnType<BusboyConstructor>;
     try {
@@ -82,17 +123,15 @@ export async function readMultipartBody(request: { readonly body: unknown }, fil
       const name = fieldname.replace(/\[\]$/, '');
       // A file the endpoint does not read, or a second one where it reads one, is refused before
       // it is buffered: dropping it silently would answer as if it had been used.
-      const refusal = !fileFields.includes(name)
-        ? `This endpoint takes no '${name}' file (it reads ${fileFields.length ? fileFields.map((field) => `'${field}'`).join(', ') : 'none'}).`
-        : seen.has(name)
-          ? `Only one '${name}' file is accepted.`
-          : undefined;
-      seen.add(name);
+      const refusal = fileRefusal(name, fileFields, rules.repeatable ?? [], received.has(name));
       if (refusal) {
         file.resume();
         fail(new GatewayError('invalid_request', refusal, { param: name }));
         return;
       }
+      const slots = received.get(name) ?? [];
+      received.set(name, slots);
+      const slot = slots.push(undefined) - 1;
       openFiles += 1;
       const chunks: Buffer[] = [];
       file.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -100,7 +139,7 @@ export async function readMultipartBody(request: { readonly body: unknown }, fil
       file.on('error', () => fail(new GatewayError('invalid_request', MALFORMED)));
       file.on('end', () => {
         openFiles -= 1;
-        files[name] = { bytes: Buffer.concat(chunks), filename, contentType: mimeType };
+        slots[slot] = { bytes: Buffer.concat(chunks), filename, contentType: mimeType };
         settleIfDone();
       });
     });
@@ -109,7 +148,7 @@ export async function readMultipartBody(request: { readonly body: unknown }, fil
       else fields[fieldname] = value;
     });
     for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) {
-      parser.on(limit, () => fail(new GatewayError('payload_too_large', TOO_LARGE)));
+      parser.on(limit, () => fail(new GatewayError('payload_too_large', tooMany(limits, limit))));
     }
     parser.on('error', () => fail(new GatewayError('invalid_request', MALFORMED)));
     parser.on('finish', () => {

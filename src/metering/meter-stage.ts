@@ -385,6 +385,7 @@ export function createMeterStage(options: MeterStageOptions): Stage {
         });
       }
       const accounts = spendAccountsFor(call.auth, call.user, windowOf, credits);
+      call.record.spendAccounts = accounts;
       return runHeld(call, accounts, estimate.costNanos, next);
     },
   };

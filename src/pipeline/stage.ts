@@ -3,6 +3,7 @@ import type { Operation } from '../protocol/endpoints.js';
 import type { Usage } from '../protocol/usage.js';
 import type { AuthContext } from '../tenancy/tenancy-types.js';
 import type { CallSignal } from '../lib/call-signal.js';
+import type { SpendAccount } from '../metering/spend-gate.js';
 
 /**
  * Facts gathered along the way for the response headers and the request log. This is the one
@@ -23,6 +24,8 @@ export interface CallRecord {
   guardrailsTriggered?: string[];
   unpriced?: boolean;
   errorCode?: string;
+  /** The credit and budget accounts the meter held the call on (and charges): what undoing its charge later credits back. */
+  spendAccounts?: readonly SpendAccount[];
   /** The request as the pre-call guardrails left it, when they redacted it: the request log records these contents, not the client's. */
   guardedRequest?: Record<string, unknown>;
 }
@@ -64,6 +67,8 @@ export interface UploadedFile {
   bytes: Buffer;
   filename: string;
   contentType: string;
+  /** Files sent after this one under the same name, in order, where an endpoint takes several (image edits' `image[]`). */
+  more?: readonly UploadedFile[];
 }
 
 /**

@@ -24,3 +24,23 @@ export const videoMigration: Migration = {
     await db.schema.createIndex('videos_status').on('videos').column('status').execute();
   },
 };
+
+/**
+ * What giving back a failed job's charge needs (video-refunds.ts). The columns are nullable: a
+ * previous version still running during a rolling upgrade inserts jobs without them, and those
+ * jobs (like the ones made before) are simply not refunded automatically.
+ */
+export const videoRefundMigration: Migration = {
+  async up(db: Kysely<any>) {
+    for (const [name, type] of [
+      ['request_id', 'text'],
+      ['spend_accounts', 'text'],
+      ['refunded_at', 'bigint'],
+      ['refund_nanos', 'bigint'],
+    ] as const) {
+      await db.schema.alterTable('videos').addColumn(name, type).execute();
+    }
+    // The runner looks for failed jobs still owed a refund on every pass.
+    await db.schema.createIndex('videos_refunds_owed').on('videos').columns(['status', 'refunded_at']).execute();
+  },
+};

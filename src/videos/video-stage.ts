@@ -7,7 +7,8 @@ import { videoRecordOf, type VideoStore } from './video-store.js';
 /**
  * Persists a video job once the routed provider accepted it, and answers our own record (id,
  * object video.generation, status queued). The job runner advances it from then on, on whichever
- * instance holds the runner's lease.
+ * instance holds the runner's lease. Runs inside the meter stage: a job that cannot be stored fails
+ * the call, whose hold is then released rather than charged.
  */
 export function createVideoStage(store: VideoStore, now: () => number = Date.now): Stage {
   return {
@@ -35,6 +36,12 @@ export function createVideoStage(store: VideoStore, now: () => number = Date.now
         created_at: time,
         completed_at: null,
         updated_at: time,
+        // What a refund needs if the job fails later (video-refunds.ts): the meter charges this
+        // request, under its id, to these accounts once the stage has answered.
+        request_id: call.requestId,
+        spend_accounts: call.record.spendAccounts ? JSON.stringify(call.record.spendAccounts) : null,
+        refunded_at: null,
+        refund_nanos: null,
       };
       await store.insert(job);
       return { kind: 'json', body: videoRecordOf(job), usage: outcome.usage };

@@ -11,6 +11,10 @@ export interface VideoStore {
   get(id: string): Promise<VideoJob | undefined>;
   listUnfinished(limit: number): Promise<VideoJob[]>;
   update(id: string, patch: Partial<Pick<VideoJob, 'status' | 'progress' | 'error' | 'completed_at'>>): Promise<void>;
+  /** Failed jobs whose charge has not been given back yet (jobs made before refunds are not listed). */
+  listRefundsOwed(limit: number): Promise<VideoJob[]>;
+  /** Records the refund of a failed job; false when it was already recorded. */
+  markRefunded(id: string, refundNanos: number): Promise<boolean>;
 }
 
 export function createSqlVideoStore(db: Kysely<Database>, now: () => number = Date.now): VideoStore {
@@ -26,6 +30,27 @@ export function createSqlVideoStore(db: Kysely<Database>, now: () => number = Da
     },
     async update(id, patch) {
       await db.updateTable('videos').set({ ...patch, updated_at: now() }).where('id', '=', id).execute();
+    },
+    async listRefundsOwed(limit) {
+      return db
+        .selectFrom('videos')
+        .selectAll()
+        .where('status', '=', 'failed')
+        .where('refunded_at', 'is', null)
+        .where('request_id', 'is not', null)
+        .orderBy('updated_at')
+        .limit(limit)
+        .execute();
+    },
+    async markRefunded(id, refundNanos) {
+      const time = now();
+      const result = await db
+        .updateTable('videos')
+        .set({ refunded_at: time, refund_nanos: refundNanos, updated_at: time })
+        .where('id', '=', id)
+        .where('refunded_at', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows) > 0;
     },
   };
 }

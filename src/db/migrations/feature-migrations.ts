@@ -3,7 +3,7 @@ import { alertMigration } from '../../alerts/alert-migration.js';
 import { experimentMigration } from '../../experiments/experiment-migration.js';
 import { guardrailMigration } from '../../guardrails/guardrail-migration.js';
 import { templateMigration } from '../../templates/template-migration.js';
-import { videoMigration } from '../../videos/video-migration.js';
+import { videoMigration, videoRefundMigration } from '../../videos/video-migration.js';
 import { spendRollupMigration } from '../../metering/spend-rollup-migration.js';
 
 /**
@@ -16,4 +16,5 @@ export const FEATURE_MIGRATIONS: Record<string, Migration> = {
   '005-experiments': experimentMigration,
   '007-videos': videoMigration,
   '008-spend-daily': spendRollupMigration,
+  '009-video-refunds': videoRefundMigration,
 };

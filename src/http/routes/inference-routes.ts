@@ -13,7 +13,7 @@ import { moderationRequestSchema } from '../../protocol/moderations.js';
 import { imageEditFieldsSchema, transcriptionFieldsSchema } from '../../protocol/multipart-requests.js';
 import { ocrRequestSchema } from '../../protocol/ocr.js';
 import { rerankRequestSchema } from '../../protocol/rerank.js';
-import { videoRequestSchema } from '../../protocol/videos.js';
+import { VIDEO_REFERENCE_UNSUPPORTED, videoRequestSchema } from '../../protocol/videos.js';
 import type { Next } from '../../pipeline/stage.js';
 import { createInferenceHandler, type InferenceDependencies, type InferenceHandler, type InferenceRequest, type InferenceRouteOptions } from '../inference-handler.js';
 import { detectImageType, readMultipartBody } from '../multipart-body.js';
@@ -50,14 +50,20 @@ const TAGS: Record<Operation, string> = {
   ocr: 'Utility',
 };
 
+/** An image edit's form: one or several `image` files (`image[]`, as the SDK sends a list), and an optional `mask`. */
 async function readImageEdit(request: InferenceRequest) {
-  const { fields, files } = await readMultipartBody(request, ['image', 'mask']);
+  const { fields, files } = await readMultipartBody(request, ['image', 'mask'], { repeatable: ['image'] });
   if (!files.image) throw new GatewayError('invalid_request', "Missing required parameter: 'image' (a PNG, JPEG or WebP file).", { param: 'image' });
-  for (const name of ['image', 'mask'] as const) {
-    const file = files[name];
-    if (file && !detectImageType(file.bytes)) {
-      throw new GatewayError('invalid_request', `The '${name}' file is not a PNG, JPEG or WebP image.`, { param: name });
+  const images = [files.image, ...(files.image.more ?? [])];
+  for (const image of images) {
+    if (!detectImageType(image.bytes)) {
+      // Among several images, the client needs to know which one.
+      const which = images.length > 1 ? ` '${image.filename}'` : '';
+      throw new GatewayError('invalid_request', `The 'image' file${which} is not a PNG, JPEG or WebP image.`, { param: 'image' });
     }
+  }
+  if (files.mask && !detectImageType(files.mask.bytes)) {
+    throw new GatewayError('invalid_request', "The 'mask' file is not a PNG, JPEG or WebP image.", { param: 'mask' });
   }
   return { fields, files };
 }
@@ -71,12 +77,13 @@ async function readTranscription(request: InferenceRequest) {
 
 /**
  * A video request sent as a form (what the OpenAI SDK's videos.create sends): its text fields. A
- * reference image (`input_reference`) is refused: no video upstream here takes one yet.
+ * reference image (`input_reference`) is refused: no video upstream here takes one yet. As a file
+ * it is refused unread; the SDK sends its object form as `input_reference[image_url]` (or `[file_id]`).
  */
 async function readVideoForm(request: InferenceRequest) {
   const { fields } = await readMultipartBody(request, []);
-  if (fields.input_reference !== undefined) {
-    throw new GatewayError('invalid_request', 'input_reference is not supported: videos are generated from the prompt alone.', { param: 'input_reference' });
+  if (Object.keys(fields).some((name) => name === 'input_reference' || name.startsWith('input_reference['))) {
+    throw new GatewayError('invalid_request', `Invalid value for 'input_reference': ${VIDEO_REFERENCE_UNSUPPORTED}.`, { param: 'input_reference' });
   }
   return { fields, files: {} };
 }

@@ -56,13 +56,16 @@ type EditInput = Partial<ImageEditRequest> & { prompt: string; files?: Readonly<
 /** POST /images/edits, multipart (https://platform.openai.com/docs/api-reference/images/createEdit). */
 export const openaiImageEditTranslator: OperationTranslator<EditInput> = {
   buildRequest(request, context) {
-    const image = request.image ?? request.files?.image;
+    const uploaded = request.files?.image;
+    const images = request.image ? [request.image] : uploaded ? [uploaded, ...(uploaded.more ?? [])] : [];
     const mask = request.mask ?? request.files?.mask;
-    if (!image) throw new GatewayError('invalid_request', 'An image file is required.', { param: 'image' });
+    if (images.length === 0) throw new GatewayError('invalid_request', 'An image file is required.', { param: 'image' });
+    // Several images go as OpenAI's array form `image[]` (what its SDK sends for a list), one as `image`.
+    const imageField = images.length > 1 ? 'image[]' : 'image';
     const parts: MultipartPart[] = [
       { name: 'model', value: context.target.upstreamModel },
       { name: 'prompt', value: request.prompt },
-      { name: 'image', file: image },
+      ...images.map((file) => ({ name: imageField, file })),
     ];
     if (mask) parts.push({ name: 'mask', file: mask });
     if (request.n) parts.push({ name: 'n', value: String(request.n) });
