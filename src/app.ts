@@ -307,7 +307,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     onError: featureErrors,
     onWarning: (context, message) => logger.warn(context, message),
   });
-  const templates = createTemplates({ db: database.db, models, changes });
+  const templates = createTemplates({ db: database.db, models, changes, renderedCharsLimit: config.bodyLimitBytes });
   const experiments = createExperiments({ db: database.db, models, changes, statsFlushIntervalMs: logFlushIntervalMs, onError: featureErrors });
   // GW_CACHE_REDIS_URL moves the cache off the Redis that holds credits and limits (docs/deployment.md, "Redis memory").
   const cacheRedis = config.cacheRedisUrl ? await connectRedis(config.cacheRedisUrl, { coalesceWrites: true }) : redis;

@@ -1,6 +1,22 @@
 import { GatewayError } from '../errors/gateway-error.js';
 import { nunjucksModule } from './nunjucks-module.js';
 
+/** What checking a template source learned: what rendering it needs and how to report a failure. */
+export interface CheckedTemplate {
+  /** The parsed syntax tree, compiled from as it is (so what was checked is what runs). */
+  root: TemplateNode;
+  /**
+   * Variable names the template cannot render without: free names it prints, loops over or
+   * computes with, unless bound by for/set or used only where a missing value is just false (see
+   * checkTemplateSource).
+   */
+  requiredVariables: Set<string>;
+  /** Whether any `for` loop runs: only then can rendering take more than one pass over the source. */
+  hasLoops: boolean;
+  /** `line:column` (1-based, as render errors give them) of each `{{ … }}` → the variable path it prints. */
+  printedPaths: Map<string, string>;
+}
+
 /**
  * Nunjucks compiles templates to JavaScript and lets an expression read any property and call any
  * function it reaches: `{{ range.constructor("return process")() }}` runs code. So before a template
@@ -8,25 +24,27 @@ import { nunjucksModule } from './nunjucks-module.js';
  * variables, `a.b` / `a[0]` lookups with literal keys that are not `constructor`, `__proto__`,
  * `prototype` or `_`-prefixed, arithmetic, comparisons, if / for / set, and a list of pure filters.
  * Function calls, macros, includes, imports, blocks and dynamic lookups are rejected.
- * Returns the variable names the template needs (free names not bound by for/set and not guarded
- * by `is defined` or `| default`).
+ *
+ * Required variables follow Jinja2's reading of a missing value as false: a name is not required
+ * where it is only tested (`{% if name %}`, `{% if user.name and vip %}`, `x if x else y`,
+ * `is defined`, `| default(…)`), nor inside the branch such a test guards
+ * (`{% if name %}Hi {{ name }}{% endif %}`). Everywhere else (printed, looped over, compared,
+ * filtered) a missing value is the caller's mistake, so it is required.
  */
-export function checkTemplateSource(source: string): { requiredVariables: Set<string> } {
+export function checkTemplateSource(source: string): CheckedTemplate {
   let root: TemplateNode;
   try {
     root = (nunjucksModule() as unknown as { parser: { parse(source: string): TemplateNode } }).parser.parse(source);
   } catch (error) {
     throw templateError(`template syntax error: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const bound = new Set<string>(['loop']);
-  const optional = new Set<string>();
-  const used = new Set<string>();
-  walk(root, { bound, optional, used });
-  const requiredVariables = new Set([...used].filter((name) => !bound.has(name) && !optional.has(name)));
-  return { requiredVariables };
+  const findings: Findings = { bound: new Set(['loop']), used: new Set(), hasLoops: false, printedPaths: new Map() };
+  walk(root, { findings, guarded: new Set(), tested: false });
+  const requiredVariables = new Set([...findings.used].filter((name) => !findings.bound.has(name)));
+  return { root, requiredVariables, hasLoops: findings.hasLoops, printedPaths: findings.printedPaths };
 }
 
-interface TemplateNode {
+export interface TemplateNode {
   typename: string;
   fields: string[];
   children?: TemplateNode[];
@@ -51,10 +69,21 @@ const ALLOWED_TESTS = new Set(['defined', 'undefined', 'none', 'null', 'number',
 
 const DENIED_KEYS = new Set(['constructor', 'prototype', 'caller', 'callee', 'arguments', 'call', 'apply', 'bind', 'valueOf', 'toString', 'toLocaleString']);
 
-interface Scope {
+/** What the walk collects over the whole template. */
+interface Findings {
   bound: Set<string>;
-  optional: Set<string>;
   used: Set<string>;
+  hasLoops: boolean;
+  printedPaths: Map<string, string>;
+}
+
+/** Where in the template the walk is. */
+interface Scope {
+  findings: Findings;
+  /** Names a test on the way here has shown to be set (the body of `{% if name %}`). */
+  guarded: ReadonlySet<string>;
+  /** Inside a truth test: a missing name here reads as false, so it is not required. */
+  tested: boolean;
 }
 
 function walk(node: unknown, scope: Scope): void {
@@ -62,9 +91,11 @@ function walk(node: unknown, scope: Scope): void {
   const current = node as TemplateNode;
   if (!ALLOWED_NODES.has(current.typename)) throw templateError(`"${describe(current.typename)}" is not allowed in prompt templates`);
   switch (current.typename) {
-    case 'Symbol':
-      scope.used.add(String(current.value));
+    case 'Symbol': {
+      const name = String(current.value);
+      if (!scope.tested && !scope.guarded.has(name)) scope.findings.used.add(name);
       return;
+    }
     case 'LookupVal': {
       const key = current.val as TemplateNode;
       if (key?.typename !== 'Literal' || (typeof key.value !== 'string' && typeof key.value !== 'number')) {
@@ -76,13 +107,26 @@ function walk(node: unknown, scope: Scope): void {
       walk(current.target, scope);
       return;
     }
+    case 'Output':
+      for (const child of current.children ?? []) {
+        const path = variablePath(child);
+        if (path) scope.findings.printedPaths.set(`${current.lineno as number + 1}:${current.colno as number + 1}`, path);
+        walk(child, scope);
+      }
+      return;
+    case 'If':
+    case 'InlineIf':
+      walkCondition(current.cond, scope);
+      walk(current.body, { ...scope, guarded: new Set([...scope.guarded, ...namesShownSet(current.cond as TemplateNode)]) });
+      walk(current.else_, scope);
+      return;
     case 'Filter': {
       const name = String((current.name as TemplateNode).value);
       if (!ALLOWED_FILTERS.has(name)) throw templateError(`the filter "${name}" is not allowed`);
       const args = (current.args as TemplateNode).children ?? [];
       const [subject, ...rest] = args;
-      if ((name === 'default' || name === 'd') && subject?.typename === 'Symbol') scope.optional.add(String(subject.value));
-      else walk(subject, scope);
+      // `x | default(…)` is how a template says x may be missing.
+      walk(subject, (name === 'default' || name === 'd') && variablePath(subject) ? { ...scope, tested: true } : scope);
       rest.forEach((arg) => walk(arg, scope));
       return;
     }
@@ -90,13 +134,12 @@ function walk(node: unknown, scope: Scope): void {
       const test = current.right as TemplateNode;
       const testName = String(test?.typename === 'Symbol' ? test.value : (test?.name as TemplateNode | undefined)?.value);
       if (!ALLOWED_TESTS.has(testName)) throw templateError(`the test "${testName}" is not allowed`);
-      const left = current.left as TemplateNode;
-      if ((testName === 'defined' || testName === 'undefined') && left?.typename === 'Symbol') scope.optional.add(String(left.value));
-      else walk(left, scope);
+      walk(current.left, (testName === 'defined' || testName === 'undefined') && variablePath(current.left as TemplateNode) ? { ...scope, tested: true } : scope);
       if (test?.typename !== 'Symbol') walk((test?.args as TemplateNode | undefined) ?? null, scope);
       return;
     }
     case 'For':
+      scope.findings.hasLoops = true;
       bindNames(current.name as TemplateNode, scope);
       break;
     case 'Set':
@@ -112,9 +155,65 @@ function walk(node: unknown, scope: Scope): void {
   }
 }
 
+/** A condition: its bare names and lookups are truth tests (missing = false); anything else is walked as usual. */
+function walkCondition(node: unknown, scope: Scope): void {
+  const condition = node as TemplateNode | undefined;
+  switch (condition?.typename) {
+    case 'Symbol':
+    case 'LookupVal':
+      walk(condition, { ...scope, tested: true });
+      return;
+    case 'Not':
+      walkCondition(condition.target, scope);
+      return;
+    case 'And':
+    case 'Or':
+      walkCondition(condition.left, scope);
+      walkCondition(condition.right, scope);
+      return;
+    case 'Group':
+      (condition.children ?? []).forEach((child) => walkCondition(child, scope));
+      return;
+    default:
+      walk(condition, scope);
+  }
+}
+
+/** The names a condition being true shows are set: `a`, `a.b`, `a is defined`, and both sides of `and`. */
+function namesShownSet(condition: TemplateNode | undefined): string[] {
+  switch (condition?.typename) {
+    case 'Symbol':
+    case 'LookupVal': {
+      const root = variablePath(condition)?.split('.')[0];
+      return root ? [root] : [];
+    }
+    case 'Is': {
+      const test = condition.right as TemplateNode;
+      return test?.typename === 'Symbol' && test.value === 'defined' ? namesShownSet(condition.left as TemplateNode) : [];
+    }
+    case 'And':
+      return [...namesShownSet(condition.left as TemplateNode), ...namesShownSet(condition.right as TemplateNode)];
+    case 'Group':
+      return (condition.children ?? []).length === 1 ? namesShownSet(condition.children![0]) : [];
+    default:
+      return [];
+  }
+}
+
+/** `user.name` / `items.0` for a variable or a lookup with literal keys; undefined for anything else. */
+function variablePath(node: TemplateNode | undefined): string | undefined {
+  if (node?.typename === 'Symbol') return String(node.value);
+  if (node?.typename === 'LookupVal') {
+    const target = variablePath(node.target as TemplateNode);
+    const key = (node.val as TemplateNode | undefined)?.value;
+    return target !== undefined && (typeof key === 'string' || typeof key === 'number') ? `${target}.${key}` : undefined;
+  }
+  return undefined;
+}
+
 function bindNames(node: TemplateNode | undefined, scope: Scope): void {
   if (!node) return;
-  if (node.typename === 'Symbol') scope.bound.add(String(node.value));
+  if (node.typename === 'Symbol') scope.findings.bound.add(String(node.value));
   else (node.children ?? []).forEach((child) => bindNames(child, scope));
 }
 

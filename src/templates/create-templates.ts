@@ -13,9 +13,9 @@ export interface Templates {
   stage: Stage;
 }
 
-export function createTemplates(options: { db: Kysely<Database>; models: ModelDirectory; changes?: ChangeFeed }): Templates {
+export function createTemplates(options: { db: Kysely<Database>; models: ModelDirectory; changes?: ChangeFeed; renderedCharsLimit?: number }): Templates {
   const sqlStore = createSqlTemplateStore(options.db);
   // With a change feed, the request path reads template versions from memory.
   const store = options.changes ? cacheTemplateStore(sqlStore, options.changes) : sqlStore;
-  return { store, stage: createTemplateStage({ store, renderer: createTemplateRenderer(), models: options.models }) };
+  return { store, stage: createTemplateStage({ store, renderer: createTemplateRenderer({ renderedCharsLimit: options.renderedCharsLimit }), models: options.models }) };
 }

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type Nunjucks from 'nunjucks';
 
 let loaded: typeof Nunjucks | undefined;
+const requireHere = createRequire(import.meta.url);
 
 /**
  * nunjucks, loaded on the first template checked or rendered: most gateways never render one, and
@@ -9,6 +10,12 @@ let loaded: typeof Nunjucks | undefined;
  * headroom) in every process that imports it.
  */
 export function nunjucksModule(): typeof Nunjucks {
-  loaded ??= createRequire(import.meta.url)('nunjucks') as typeof Nunjucks;
+  loaded ??= requireHere('nunjucks') as typeof Nunjucks;
   return loaded;
+}
+
+/** The step between parsing and compiling that nunjucks' own compile() runs (not re-exported by its index). */
+export function nunjucksTransformer(): { transform(root: unknown, asyncFilters: string[], name?: string): unknown } {
+  nunjucksModule();
+  return requireHere('nunjucks/src/transformer') as { transform(root: unknown, asyncFilters: string[], name?: string): unknown };
 }

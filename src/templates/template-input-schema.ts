@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { chatRequestSchema } from '../protocol/chat.js';
 import { checkTemplateSource } from './check-template-source.js';
 
 /** Request parameters a template version may set as defaults (the caller's own values win). */
@@ -6,6 +7,17 @@ export const TEMPLATE_PARAMETERS = [
   'temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'n', 'stop', 'presence_penalty', 'frequency_penalty',
   'response_format', 'seed', 'tools', 'tool_choice',
 ] as const;
+
+/**
+ * A version's parameters, each checked as the chat endpoint checks the caller's own (range, type):
+ * a template is saved once and applied to every call, so a bad value is refused when saved rather
+ * than sent upstream on every request.
+ */
+export const templateParametersSchema = z.strictObject(
+  Object.fromEntries(TEMPLATE_PARAMETERS.map((parameter) => [parameter, chatRequestSchema.shape[parameter]])) as {
+    [Parameter in (typeof TEMPLATE_PARAMETERS)[number]]: (typeof chatRequestSchema.shape)[Parameter];
+  },
+);
 
 const templateMessageSchema = z.strictObject({
   role: z.enum(['system', 'user', 'assistant', 'developer']),
@@ -18,7 +30,7 @@ export const templateVersionSchema = z
   .strictObject({
     messages: z.array(templateMessageSchema).min(1).max(100),
     model: z.string().min(1).max(200).nullish(),
-    parameters: z.record(z.enum(TEMPLATE_PARAMETERS), z.unknown()).nullish(),
+    parameters: templateParametersSchema.nullish(),
   })
   .superRefine((version, context) => {
     version.messages.forEach((message, index) => {
@@ -36,7 +48,7 @@ export const templateCreateSchema = z.strictObject({
   description: z.string().max(1000).nullish(),
   messages: templateVersionSchema.shape.messages,
   model: z.string().min(1).max(200).nullish(),
-  parameters: z.record(z.enum(TEMPLATE_PARAMETERS), z.unknown()).nullish(),
+  parameters: templateParametersSchema.nullish(),
 });
 
 export type TemplateVersionInput = z.infer<typeof templateVersionSchema>;

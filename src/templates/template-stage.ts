@@ -4,6 +4,7 @@ import type { GatewayCall, Next, Outcome, Stage } from '../pipeline/stage.js';
 import type { TemplateRenderer } from './render-template.js';
 import type { TemplateStore } from './sql-template-store.js';
 import { admitted } from '../pipeline/admission.js';
+import { templateParametersSchema } from './template-input-schema.js';
 
 export interface TemplateStageDeps {
   store: Pick<TemplateStore, 'getVersion'>;
@@ -46,6 +47,7 @@ export function createTemplateStage(deps: TemplateStageDeps): Stage {
       const what = pinned === undefined ? `prompt template ${templateId}` : `version ${pinned} of prompt template ${templateId}`;
       throw new GatewayError('invalid_request', `Unknown ${what}.`, { param: pinned === undefined ? 'gw_prompt_template_id' : 'gw_prompt_version' });
     }
+    checkStoredParameters(version.parameters, templateId, version.version);
     const rendered = deps.renderer.render(version.messages, request.gw_prompt_variables ?? {});
     const merged: Record<string, unknown> = { ...request, messages: [...rendered, ...((request.messages as unknown[]) ?? [])] };
     for (const [parameter, value] of Object.entries(version.parameters ?? {})) {
@@ -74,6 +76,25 @@ function checkTemplateModel(call: GatewayCall, model: string, models: ModelDirec
       param: 'gw_prompt_template_id',
     });
   }
+}
+
+/** Parameter objects already found valid (versions are immutable; the cached store hands out the same object). */
+const checkedParameters = new WeakSet<object>();
+
+/**
+ * Versions saved before parameters were checked on save may hold values the chat endpoint refuses
+ * (temperature "hot"); they are refused here, naming the template, rather than sent upstream.
+ */
+function checkStoredParameters(parameters: Record<string, unknown> | null | undefined, templateId: string, version: number): void {
+  if (!parameters || checkedParameters.has(parameters)) return;
+  const result = templateParametersSchema.safeParse(parameters);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new GatewayError('invalid_request', `Prompt template ${templateId} (version ${version}) has an invalid parameter ${issue?.path.join('.')}: ${issue?.message}. Save a new version with a valid value.`, {
+      param: 'gw_prompt_template_id',
+    });
+  }
+  checkedParameters.add(parameters);
 }
 
 type TemplateFields = Record<string, unknown> & { gw_prompt_template_id?: string | null; gw_prompt_version?: number | null; gw_prompt_variables?: Record<string, unknown> | null };

@@ -213,6 +213,12 @@ for (const database of TEST_DATABASES) {
 
       const escape = await admin('POST', '/api/admin/prompts', { org_id: orgId, name: 'evil', messages: [{ role: 'user', content: '{{ range.constructor("return process")() }}' }] });
       assert.equal(escape.status, 400);
+      const badParameter = await admin('POST', `/api/admin/prompts/${promptId}/versions`, { org_id: orgId, messages: [{ role: 'system', content: 'x' }], parameters: { temperature: 'hot' } });
+      assert.equal(badParameter.status, 400);
+      assert.match(badParameter.body.error.param, /parameters\.temperature/);
+      const optional = await admin('POST', '/api/admin/prompts', { org_id: orgId, name: 'optional-name', messages: [{ role: 'system', content: '{% if name %}Call me {{ name }}. {% endif %}Be brief.' }] });
+      await chat({ gw_prompt_template_id: optional.body.id, gw_cache: false });
+      assert.equal(upstream.received.at(-1)!.body.messages[0].content, 'Be brief.', 'a name only tested reads as false when not sent');
 
       // A template's model is checked as the caller's is: a key limited to gpt-4o-mini is not taken to gpt-4.1-mini.
       const pinnedModel = await admin('POST', '/api/admin/prompts', { org_id: orgId, name: 'on-4.1', model: 'gpt-4.1-mini', messages: [{ role: 'system', content: 'Be brief.' }] });
