@@ -68,7 +68,7 @@ export function createTemplateRenderer(options: TemplateRendererOptions = {}): T
     const nunjucks = nunjucksModule() as unknown as NunjucksInternals;
     const compiler = new nunjucks.compiler.Compiler(undefined, true);
     compiler.compile(nunjucksTransformer().transform(checked.root, []));
-    // eslint-disable-next-line @typescript-eslint/no-implied-eval -- nunjucks' own compile() does exactly this with the code it generates
+    // nunjucks' own compile() turns its generated code into functions the same way.
     const code = new Function(compiler.getCode())() as unknown;
     const template = new nunjucks.Template({ type: 'code', obj: code }, sandboxed(), undefined, true);
     const entry = { ...checked, template };
