@@ -16,6 +16,8 @@ export interface MultipartFileRules {
 export interface MultipartLimits {
   /** Largest file (GW_FILE_LIMIT_BYTES). */
   fileSize: number;
+  /** Most bytes all of a form's files may hold together. */
+  formFileBytes: number;
   files: number;
   fields: number;
   /** Largest text field. */
@@ -23,8 +25,24 @@ export interface MultipartLimits {
   parts: number;
 }
 
+/** Image edits take up to 16 images (OpenAI's limit for gpt-image-1) and a mask. */
+export const MAX_FORM_FILES = 17;
+/**
+ * A form's files together hold at most 4 × GW_FILE_LIMIT_BYTES (100 MiB by default): a form is
+ * buffered in memory, and this bounds it as tightly as the former 4-file limit did while letting
+ * an edit send 16 ordinary images.
+ */
+const FORM_FILE_BYTES_PER_FILE_LIMIT = 4;
+
 export function multipartLimits(fileLimitBytes: number): MultipartLimits {
-  return { fileSize: fileLimitBytes, files: 4, fields: 32, fieldSize: 1024 * 1024, parts: 40 };
+  return {
+    fileSize: fileLimitBytes,
+    formFileBytes: fileLimitBytes * FORM_FILE_BYTES_PER_FILE_LIMIT,
+    files: MAX_FORM_FILES,
+    fields: 32,
+    fieldSize: 1024 * 1024,
+    parts: 40,
+  };
 }
 
 /**
@@ -41,6 +59,8 @@ export class PendingMultipart {
 }
 
 const TOO_LARGE = 'An uploaded file or form is larger than this gateway accepts (see GW_FILE_LIMIT_BYTES).';
+const formTooLarge = (limits: MultipartLimits) =>
+  `The files of a form may hold at most ${limits.formFileBytes} bytes together (4 × GW_FILE_LIMIT_BYTES).`;
 const MALFORMED = 'The multipart/form-data body is malformed.';
 
 /** The count limits get their own message: a client past one has sent too many parts, not too many bytes. */
@@ -98,6 +118,7 @@ export async function readMultipartBody(
     const received = new Map<string, Array<UploadedFile | undefined>>();
     let failed = false;
     let openFiles = 0;
+    let formFileBytes = 0;
     let finished = false;
     const fail = (error: GatewayError) => {
       if (failed) return;
@@ -134,7 +155,12 @@ export async function readMultipartBody(
       const slot = slots.push(undefined) - 1;
       openFiles += 1;
       const chunks: Buffer[] = [];
-      file.on('data', (chunk: Buffer) => chunks.push(chunk));
+      file.on('data', (chunk: Buffer) => {
+        if (failed) return;
+        formFileBytes += chunk.length;
+        if (formFileBytes > limits.formFileBytes) fail(new GatewayError('payload_too_large', formTooLarge(limits)));
+        else chunks.push(chunk);
+      });
       file.on('limit', () => fail(new GatewayError('payload_too_large', TOO_LARGE)));
       file.on('error', () => fail(new GatewayError('invalid_request', MALFORMED)));
       file.on('end', () => {

@@ -50,6 +50,13 @@ describe('image edits with several images (the SDK sends a list as image[]): eve
     assert.deepEqual(filenames(sent.body), ['sofa.png', 'lamp.png', 'rug.png', 'mask.png']);
   });
 
+  test('sixteen images and a mask, OpenAI\'s most for an edit, all go upstream', async () => {
+    const images = await Promise.all(Array.from({ length: 16 }, (_, index) => toFile(PNG, `item-${index}.png`, { type: 'image/png' })));
+    await gateway.client.images.edit({ model: 'image-model', prompt: 'a collage', image: images, mask: await toFile(PNG, 'mask.png', { type: 'image/png' }) });
+    const sent = fake.requests.at(-1)!;
+    assert.deepEqual(filenames(sent.body), [...images.map((_, index) => `item-${index}.png`), 'mask.png']);
+  });
+
   test('one image still goes as `image`', async () => {
     await gateway.client.images.edit({ model: 'image-model', prompt: 'a hat', image: [await toFile(PNG, 'fox.png', { type: 'image/png' })] });
     const fields = multipartFieldNames(fake.requests.at(-1)!.body);
@@ -68,9 +75,12 @@ describe('image edits with several images (the SDK sends a list as image[]): eve
     assert.equal((notImage.error as { param?: string }).param, 'image');
     assert.match(notImage.message, /'notes\.txt' is not a PNG, JPEG or WebP image/);
 
-    const tooMany = await refusal(await Promise.all(Array.from({ length: 5 }, (_, index) => toFile(PNG, `${index}.png`, { type: 'image/png' }))));
-    assert.equal(tooMany.status, 413);
-    assert.match(tooMany.message, /at most 4 files/);
+    const tooMany = await refusal(await Promise.all(Array.from({ length: 17 }, (_, index) => toFile(PNG, `${index}.png`, { type: 'image/png' }))));
+    assert.equal(tooMany.status, 400);
+    assert.match(tooMany.message, /at most 16 'image' files; this form has 17/);
+    const pastFileCount = await refusal(await Promise.all(Array.from({ length: 18 }, (_, index) => toFile(PNG, `${index}.png`, { type: 'image/png' }))));
+    assert.equal(pastFileCount.status, 413);
+    assert.match(pastFileCount.message, /at most 17 files/);
     assert.equal(fake.requests.length, upstreamCalls);
   });
 });

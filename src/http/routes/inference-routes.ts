@@ -50,11 +50,17 @@ const TAGS: Record<Operation, string> = {
   ocr: 'Utility',
 };
 
+/** OpenAI's limit for gpt-image-1 edits; providers taking fewer answer their own 400. */
+const MAX_EDIT_IMAGES = 16;
+
 /** An image edit's form: one or several `image` files (`image[]`, as the SDK sends a list), and an optional `mask`. */
 async function readImageEdit(request: InferenceRequest) {
   const { fields, files } = await readMultipartBody(request, ['image', 'mask'], { repeatable: ['image'] });
   if (!files.image) throw new GatewayError('invalid_request', "Missing required parameter: 'image' (a PNG, JPEG or WebP file).", { param: 'image' });
   const images = [files.image, ...(files.image.more ?? [])];
+  if (images.length > MAX_EDIT_IMAGES) {
+    throw new GatewayError('invalid_request', `An image edit takes at most ${MAX_EDIT_IMAGES} 'image' files; this form has ${images.length}.`, { param: 'image' });
+  }
   for (const image of images) {
     if (!detectImageType(image.bytes)) {
       // Among several images, the client needs to know which one.

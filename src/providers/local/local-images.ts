@@ -74,7 +74,14 @@ export function createLocalImages(now: () => number): LocalImages {
             : parseSize(DEFAULT_SIZE);
       const count = typeof request['n'] === 'number' ? request['n'] : Number(request['n'] ?? 1) || 1;
       const quality = typeof request['quality'] === 'string' ? request['quality'] : 'auto';
-      const imageDigest = createHash('sha256').update(image.bytes).digest('hex');
+      // Every image counts, in order (and the mask): a different second image is a different edit.
+      const digest = createHash('sha256');
+      for (const [index, each] of [image, ...(image.more ?? [])].entries()) {
+        if (index > 0 && !sniffImage(each.bytes)) throw invalidRequest(`image ${index + 1} must be a PNG, JPEG or WebP file.`, 'image');
+        digest.update(`${each.bytes.length}:`).update(each.bytes);
+      }
+      if (mask) digest.update('mask:').update(mask.bytes);
+      const imageDigest = digest.digest('hex');
       return respond(prompt, count, width, height, quality, `edit:${imageDigest}`);
     },
   };

@@ -85,6 +85,26 @@ test('image edit: keeps the input PNG size; rejects non-images with 400', async 
   await assert.rejects(provider.invoke(localTestInvocation('image_edit', { model: 'local-image', prompt: 'p' })), isInvalidRequest('image'));
 });
 
+test('image edit: every image counts, in order, and the mask too', async () => {
+  const png = async (prompt: string) =>
+    Buffer.from(((await provider.invoke(localTestInvocation('image_generation', { model: 'local-image', prompt, size: '1024x1024' }))) as { body: ImageResponse }).body.data[0].b64_json, 'base64');
+  const [first, second, third] = await Promise.all([png('a'), png('b'), png('c')]);
+  const file = (bytes: Buffer, name: string) => ({ bytes, filename: name, contentType: 'image/png' });
+  const edit = async (images: Buffer[], mask?: Buffer) => {
+    const [head, ...more] = images.map((bytes, index) => file(bytes, `${index}.png`));
+    const files = { image: more.length ? { ...head!, more } : head!, ...(mask ? { mask: file(mask, 'mask.png') } : {}) };
+    const outcome = await provider.invoke(localTestInvocation('image_edit', { model: 'local-image', prompt: 'merge' }, { files }));
+    return (outcome as { body: ImageResponse }).body.data[0].b64_json;
+  };
+  const pair = await edit([first, second]);
+  assert.equal(await edit([first, second]), pair, 'deterministic');
+  assert.notEqual(await edit([first, third]), pair, 'the second image changes the edit');
+  assert.notEqual(await edit([second, first]), pair, 'so does the order');
+  assert.notEqual(await edit([first]), pair);
+  assert.notEqual(await edit([first, second], third), pair, 'and the mask');
+  await assert.rejects(edit([first, Buffer.from('text')]), isInvalidRequest('image'));
+});
+
 async function speech(request: Record<string, unknown>): Promise<{ contentType: string; bytes: Buffer; usage?: unknown }> {
   const outcome = await provider.invoke(localTestInvocation('speech', { model: 'local-tts', voice: 'alloy', ...request }));
   assert.equal(outcome.kind, 'binary');
