@@ -30,8 +30,10 @@ function budgetAccount(
   window: PeriodWindow,
   user?: string,
 ): SpendAccount {
-  // The user value is opaque client text: encode it so it cannot forge another counter's name.
-  const owner = user === undefined ? ownerId : `${ownerId}:${encodeURIComponent(user)}`;
+  // The user value is opaque client text: encode it so it cannot forge another counter's name. A
+  // per-user budget set again has a generation: new counters (Budget.generation).
+  const generation = budget.generation === undefined ? '' : `~${budget.generation}`;
+  const owner = user === undefined ? ownerId : `${ownerId}${generation}:${encodeURIComponent(user)}`;
   return {
     key: `${kind}:${owner}:${window.id}`,
     kind,
@@ -43,6 +45,7 @@ function budgetAccount(
     period: budget.period,
     periodStartMs: window.startMs,
     thresholds: budget.thresholds.length > 0 ? budget.thresholds : DEFAULT_THRESHOLDS,
+    ...(budget.generation !== undefined && user !== undefined && { setAgain: true }),
   };
 }
 

@@ -21,6 +21,12 @@ export interface SpendAccount {
   readonly period: BudgetPeriod;
   readonly periodStartMs: number;
   readonly thresholds: readonly number[];
+  /**
+   * A counter started because its budget was set again mid-period (a per-user budget's generation):
+   * its seeding first writes this instance's queued spend to SQL, since the calls just made
+   * without the budget count towards it.
+   */
+  readonly setAgain?: boolean;
 }
 
 export interface AccountState {

@@ -19,8 +19,9 @@ export interface SpendSeeder {
   forget(): void;
   /**
    * An org, team or key changed (its budget may have been removed and set again, its counter
-   * missing the spend made meanwhile): its budget counters of the current periods, and the per-user
-   * ones this instance knows, are marked for seeding again from SQL.
+   * missing the spend made meanwhile): its budget counters of the current periods are marked for
+   * seeding again from SQL. Per-user counters need no mark: a per-user budget set again has a new
+   * generation in their names (Budget.generation), so every instance starts new ones.
    */
   ownerChanged(kind: BudgetOwnerKind, ownerId: string): Promise<void>;
   /** An account this instance has seeded (even before `forget`), by counter name. */
@@ -44,7 +45,10 @@ export function createSpendSeeder(options: SpendSeederOptions): SpendSeeder {
   const known = new Map<string, SpendAccount>();
   const inFlight = new Map<string, Promise<void>>();
 
-  async function seedOne(account: SpendAccount): Promise<void> {
+  async function seedOne(account: SpendAccount, afterLoss: boolean): Promise<void> {
+    // This instance's costs still queued for SQL would be missing from what the seeding reads: a
+    // lost counter had them, and a budget set again counts the calls just made without it.
+    if (afterLoss || account.setAgain) await ledger.flush();
     let spentNanos: number;
     let creditedNanos: number | undefined;
     if (account.kind === 'credit') {
@@ -63,10 +67,10 @@ export function createSpendSeeder(options: SpendSeederOptions): SpendSeeder {
     known.set(account.key, account);
   }
 
-  function seed(account: SpendAccount): Promise<void> {
+  function seed(account: SpendAccount, afterLoss = false): Promise<void> {
     let pending = inFlight.get(account.key);
     if (!pending) {
-      pending = seedOne(account).finally(() => inFlight.delete(account.key));
+      pending = seedOne(account, afterLoss).finally(() => inFlight.delete(account.key));
       inFlight.set(account.key, pending);
     }
     return pending;
@@ -83,20 +87,15 @@ export function createSpendSeeder(options: SpendSeederOptions): SpendSeeder {
     },
     async reseed(accounts) {
       for (const account of accounts) seeded.delete(account.key);
-      // This instance's costs still queued for SQL would be missing from what the seeding reads.
-      await ledger.flush();
-      await Promise.all(accounts.map(seed));
+      await Promise.all(accounts.map((account) => seed(account, true)));
     },
     forget() {
       seeded.clear();
     },
     async ownerChanged(kind, ownerId) {
-      const keys = new Set(budgetCounterKeys(kind, ownerId, windowOf));
-      for (const account of known.values()) {
-        if (account.kind === 'user' && kind === 'key' && account.ownerId === ownerId) keys.add(account.key);
-      }
+      const keys = budgetCounterKeys(kind, ownerId, windowOf);
       for (const key of keys) seeded.delete(key);
-      await gate.unseed([...keys]);
+      await gate.unseed(keys);
     },
     accountOf: (accountKey) => known.get(accountKey),
   };

@@ -16,6 +16,13 @@ export interface Budget {
   period: BudgetPeriod;
   /** Fractions of the limit (0.5, 0.8, 1) that fire budget.threshold events. */
   thresholds: number[];
+  /**
+   * Per-user budgets only: when it was set on a key that had none (ms), absent for one set when the
+   * key was created. It is part of the per-user counters' names, so a per-user budget removed and
+   * set again starts new counters that every instance seeds from SQL (the spend made meanwhile
+   * included), rather than the old ones, which other instances may still hold unmarked.
+   */
+  generation?: number;
 }
 
 export interface OrgSettings {

@@ -163,12 +163,34 @@ for (const shared of sharedGates) {
       assert.equal(spendAccountsFor(auth(null), 'alice', windowOf, false).length, 0);
       await seeder.ownerChanged('key', 'k1');
       totals.spent += 50;
-      // Set again, in the same period: the change notice marked the counters for seeding again.
+      // Set again, in the same period: the change notice marked the key's counters for seeding
+      // again; the per-user budget set again has a generation, so its counter is a new one.
       await seeder.ownerChanged('key', 'k1');
-      assert.deepEqual(await gate.reserve('r2', accounts, 100, 60_000), { ok: false, index: 0, availableNanos: 50 }, 'spent 850 (SQL), 100 still held');
+      const again = spendAccountsFor(auth(budget, { ...budget, generation: 1_700_000_000_000 }), 'alice', windowOf, false);
+      assert.equal(again[0].key, accounts[0].key);
+      assert.notEqual(again[1].key, accounts[1].key);
+      await seeder.ensure(again);
+      assert.deepEqual(await gate.reserve('r2', again, 100, 60_000), { ok: false, index: 0, availableNanos: 50 }, 'spent 850 (SQL), 100 still held');
       await gate.release('r1');
-      assert.deepEqual(await gate.read(accounts[0].key), { spentNanos: 850, reservedNanos: 0, creditedNanos: 0 });
-      assert.deepEqual(await gate.read(accounts[1].key), { spentNanos: 850, reservedNanos: 0, creditedNanos: 0 });
+      assert.deepEqual(await gate.read(again[0].key), { spentNanos: 850, reservedNanos: 0, creditedNanos: 0 });
+      assert.deepEqual(await gate.read(again[1].key), { spentNanos: 850, reservedNanos: 0, creditedNanos: 0 });
+      await gate.close();
+    });
+
+    test('a per-user budget set again is counted afresh by an instance that never saw its old counter', async () => {
+      const raw = shared.gate();
+      const totals = { spent: 800, credited: 0 };
+      // Instance A served alice under the first per-user budget, then went away (what it knew, too).
+      const first = spendAccountsFor(auth(null, budget), 'alice', windowOf, false);
+      await createSpendSeeder({ gate: raw, ledger: fakeLedger(totals) }).ensure(first);
+      // Removed, 150 spent meanwhile, set again: instance B never knew A's counter, so it cannot mark it.
+      totals.spent += 150;
+      const seeder = createSpendSeeder({ gate: raw, ledger: fakeLedger(totals) });
+      await seeder.ownerChanged('key', 'k1');
+      const again = spendAccountsFor(auth(null, { ...budget, generation: 1_700_000_000_000 }), 'alice', windowOf, false);
+      const gate = seedingGate(raw, seeder);
+      await seeder.ensure(again);
+      assert.deepEqual(await gate.reserve('r1', again, 100, 60_000), { ok: false, index: 0, availableNanos: 50 }, 'spent 950 of 1,000');
       await gate.close();
     });
 

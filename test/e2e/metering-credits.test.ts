@@ -197,6 +197,27 @@ function backendSuite(name: string, skip: string | false, start: () => Promise<R
       assert.equal((await chat(running, tenant.key)).status, 402);
     });
 
+    test('a per-user budget removed and set again counts the spend the user made meanwhile', async () => {
+      const tenant = await createTenant(running, { credit: '1.00' });
+      await exactPrice(running, tenant.orgId);
+      const userBudget = { limit_usd: '0.000015', period: 'monthly' };
+      const created = await adminRequest(running, 'POST', '/api/admin/keys', { org_id: tenant.orgId, name: 'per-user', user_budget: userBudget, limits: { rpm: 1000, tps: 1000 } });
+      assert.equal(created.status, 200, JSON.stringify(created.body));
+      const asAlice = () => chat(running, created.body.key, { user: 'alice' });
+      assert.equal((await asAlice()).status, 200);
+      const setUserBudget = async (budget: unknown) => {
+        const patched = await adminRequest(running, 'PATCH', `/api/admin/keys/${created.body.id}`, { user_budget: budget });
+        assert.equal(patched.status, 200, JSON.stringify(patched.body));
+      };
+      await setUserBudget(null);
+      for (let call = 0; call < 2; call++) assert.equal((await asAlice()).status, 200, 'no per-user budget: not limited');
+      await setUserBudget(userBudget);
+      // Alice has spent 15 µUSD this month, all of the budget set again.
+      const refused = await asAlice();
+      assert.equal(refused.status, 402, JSON.stringify(refused.body));
+      assert.equal((await chat(running, created.body.key, { user: 'bob' })).status, 200, 'another user has their own counter');
+    });
+
     test('50 parallel calls against an RPM of 9: exactly 9 succeed and are billed', async () => {
       const tenant = await createTenant(running, { credit: '1.00', key: { limits: { rpm: 9, tps: 1000 } } });
       await exactPrice(running, tenant.orgId);
