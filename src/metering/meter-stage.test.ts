@@ -439,3 +439,26 @@ test('admission refused before the hold is answered: the release is sent after t
   const released = await balance();
   assert.deepEqual([released.spentNanos, released.reservedNanos], [0, 0]);
 });
+
+test('a call admitted before a period boundary and settled after it is dated at admission, so its counter and the ledger agree on the period', async () => {
+  const gate = createMemorySpendGate({ sweepIntervalMs: 0 });
+  const { credits, ledger } = setup(gate);
+  const dayEnd = Date.UTC(2026, 10, 30);
+  let clock = dayEnd - 100;
+  const stage = createMeterStage({ pricing: harness.pricing, gate, seeder: createSpendSeeder({ gate, ledger }), ledger, events: createEventBus(), tokens: createTokenCounter(), now: () => clock });
+  const context = auth({ keyBudget: { limitNanos: 1_000_000, period: 'daily', thresholds: [] } });
+  await credits.topUp(context.org.id, 1_000_000, 'test');
+  const call = chatCall(context);
+  await stage.run(call, async () => {
+    clock = dayEnd + 500;
+    return { kind: 'json', body: { choices: [] }, usage: { inputTokens: 7, outputTokens: 3 } };
+  });
+  const keyAccount = call.record.spendAccounts!.find((account) => account.kind === 'key')!;
+  assert.equal(keyAccount.key, `key:${context.key.id}:d2026-11-29`);
+  assert.equal((await gate.read(keyAccount.key)).spentNanos, 37);
+  const [entry] = await ledger.history(context.org.id, { limit: 1, offset: 0 });
+  assert.equal(entry!.createdAt, dayEnd - 100);
+  await ledger.flush();
+  assert.equal(await ledger.spentSince({ keyId: context.key.id }, dayEnd - 86_400_000), 37, 'seeding the old day counts it');
+  assert.equal(await ledger.spentSince({ keyId: context.key.id }, dayEnd), 0, 'seeding the new day does not count it again');
+});

@@ -69,11 +69,23 @@ export function createMeterStage(options: MeterStageOptions): Stage {
   const credits = options.credits ?? true;
   const ttlMs = options.reservationTtlMs ?? 15 * 60_000;
   const drainTimeoutMs = options.streamDrainTimeoutMs ?? 5 * 60_000;
-  const windowOf = createPeriodClock(now);
+  /**
+   * The time a call's accounts were chosen (their budget periods), read once per call so that its
+   * ledger row is dated by the same clock reading (see `admittedAt`).
+   */
+  let accountsChosenAt = 0;
+  const windowOf = createPeriodClock(() => accountsChosenAt);
   const thresholds = createThresholdNotifier({ gate, events: options.events, now });
   const report = options.onError ?? (() => {});
   /** Each running call's hold (by its record, shared by every copy of the call): what a cost is compared with, and charged when it cannot be computed. */
   const heldNanos = new WeakMap<GatewayCall['record'], number>();
+  /**
+   * When each call's accounts were chosen: its ledger row is dated then, not when it settles. A
+   * call admitted just before a period boundary and settled after it is counted in the old period
+   * by its counters (they are named by the period); dated at settlement, the ledger would put it in
+   * the new one, and a counter seeded from SQL would count it again there.
+   */
+  const admittedAt = new WeakMap<GatewayCall['record'], number>();
 
   /** The estimate priced at the dearest deployment that may serve the call; unpriced if any of them is. */
   function reservationCost(call: GatewayCall): Cost {
@@ -153,7 +165,7 @@ export function createMeterStage(options: MeterStageOptions): Stage {
       units,
       costNanos: cost.costNanos,
       unpriced: cost.unpriced,
-      createdAt: now(),
+      createdAt: admittedAt.get(call.record) ?? now(),
     });
     const context = { keyAlias: call.auth.key.alias, requestId: call.requestId, model: call.model };
     gate.settle(call.requestId, accounts, cost.costNanos).then(
@@ -384,7 +396,9 @@ export function createMeterStage(options: MeterStageOptions): Stage {
           param: 'model',
         });
       }
+      accountsChosenAt = now();
       const accounts = spendAccountsFor(call.auth, call.user, windowOf, credits);
+      admittedAt.set(call.record, accountsChosenAt);
       call.record.spendAccounts = accounts;
       return runHeld(call, accounts, estimate.costNanos, next);
     },
