@@ -130,6 +130,12 @@ export interface SpendDailyTable {
   cost_nanos: number;
 }
 
+/** Spend counters that miss costs the ledger has, to be seeded again (metering/counter-repairs.ts). */
+export interface SpendCounterRepairsTable {
+  account_key: string;
+  recorded_at: number;
+}
+
 export interface RequestLogTable {
   id: string;
   request_id: string;
@@ -172,6 +178,7 @@ export interface CoreTables {
   credit_transactions: CreditTransactionsTable;
   spend_ledger: SpendLedgerTable;
   spend_daily: SpendDailyTable;
+  spend_counter_repairs: SpendCounterRepairsTable;
   request_log: RequestLogTable;
   leases: LeasesTable;
 }

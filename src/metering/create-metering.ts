@@ -24,9 +24,13 @@ import { createRedisSpendGate } from './redis-spend-gate.js';
 import type { SpendGate } from './spend-gate.js';
 import { createSqlSpendLedger, type SpendLedger } from './spend-ledger.js';
 import { createSettlementRetry, type SettlementRetry } from './settlement-retry.js';
+import { createCounterRepairs } from './counter-repairs.js';
 import { createSpendSeeder, seedingGate, type SpendSeeder } from './spend-seeder.js';
 import { createThresholdNotifier } from './budget-thresholds.js';
 import { createTokenCounter, type TokenCounter } from './token-counter.js';
+
+/** How often an instance looks for spend counters another instance marked for repair (counter-repairs.ts). */
+const REPAIR_INTERVAL_MS = 30_000;
 
 export interface MeteringOptions {
   db: Kysely<Database>;
@@ -120,14 +124,31 @@ export async function createMetering(options: MeteringOptions): Promise<Metering
   options.redis?.on('close', () => seeder.forget());
   // Budget threshold events of settlements replayed after an outage (the meter stage checks the others).
   const thresholds = createThresholdNotifier({ gate, events: options.events });
+  // Counters that miss costs another instance could not settle before it stopped (Redis away).
+  const repairs = options.redis ? createCounterRepairs({ db: options.db, gate }) : undefined;
   const settlementRetry = createSettlementRetry({
     gate,
     onError: report,
+    onLost: repairs && ((lost) => repairs.record(lost.flatMap((write) => write.accounts.map((account) => account.key)))),
     onSettled: (write, settled) =>
       void thresholds
         .check(write.accounts, settled, write.actualNanos, write.context ?? { keyAlias: '', requestId: write.reservationId, model: '' })
         .catch((error) => report(error, 'budget threshold check failed')),
   });
+  // Repairs recorded by any instance are applied once Redis answers: at start, on every
+  // reconnection, and every REPAIR_INTERVAL_MS (the instance that recorded them may never start again).
+  let repairing: Promise<unknown> | undefined;
+  const applyRepairs = () => {
+    if (!repairs || repairing || options.redis?.status !== 'ready') return;
+    repairing = repairs
+      .apply()
+      .catch((error) => report(error, 'spend counter repair failed; will retry'))
+      .finally(() => (repairing = undefined));
+  };
+  const repairTimer = repairs ? setInterval(applyRepairs, REPAIR_INTERVAL_MS) : undefined;
+  repairTimer?.unref();
+  options.redis?.on('ready', applyRepairs);
+  applyRepairs();
   const credits = createOrgCredits({ db: options.db, gate, seeder });
   const tokens = createTokenCounter();
 
@@ -186,7 +207,12 @@ export async function createMetering(options: MeteringOptions): Promise<Metering
     async close() {
       unsubscribe?.();
       pricing.close();
-      await Promise.all([ledger.close(), settlementRetry.close()]);
+      if (repairTimer) clearInterval(repairTimer);
+      options.redis?.off('ready', applyRepairs);
+      await repairing;
+      // The ledger first: a counter marked for repair is seeded from it, so the costs must be there.
+      await ledger.close();
+      await settlementRetry.close();
       await gate.close();
       await counters.close();
     },

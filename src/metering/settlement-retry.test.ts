@@ -90,3 +90,36 @@ test('a replayed settlement that crosses a budget threshold fires it exactly onc
   assert.equal(crossings[0].details.threshold, 0.5);
   assert.equal(crossings[0].details.key_alias, 'ci');
 });
+
+test('settlements given up (dropped from a full queue, or left at shutdown) are handed on for repair; releases are not', async () => {
+  const { gate, down } = switchableGate();
+  const lost: string[] = [];
+  const errors: string[] = [];
+  const retry = createSettlementRetry({
+    gate,
+    intervalMs: 60_000,
+    maxPending: 2,
+    onError: (_error, context) => void errors.push(context),
+    onLost: async (writes) => void lost.push(...writes.map((write) => write.reservationId)),
+  });
+  down.value = true;
+  retry.defer({ kind: 'settle', reservationId: 's1', accounts: [account], actualNanos: 1 });
+  retry.defer({ kind: 'release', reservationId: 'x1' });
+  retry.defer({ kind: 'settle', reservationId: 's2', accounts: [account], actualNanos: 1 });
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(lost, ['s1'], 'the oldest, dropped');
+  await retry.close();
+  assert.deepEqual(lost, ['s1', 's2']);
+  assert.equal(retry.pending, 0);
+  assert.ok(errors.includes('spend counters marked for repair'), errors.join('; '));
+});
+
+test('without a way to repair, a settlement left at shutdown is reported as short of the ledger', async () => {
+  const { gate, down } = switchableGate();
+  const errors: string[] = [];
+  const retry = createSettlementRetry({ gate, intervalMs: 60_000, onError: (_error, context) => void errors.push(context) });
+  down.value = true;
+  retry.defer({ kind: 'settle', reservationId: 's1', accounts: [account], actualNanos: 1 });
+  await retry.close();
+  assert.ok(errors.some((context) => context.includes('spend counters short of the ledger')), errors.join('; '));
+});

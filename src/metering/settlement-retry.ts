@@ -18,7 +18,7 @@ export interface SettlementRetry {
   /** Replays what is queued now; stops at the first failure (the store is still away). */
   replay(): Promise<void>;
   readonly pending: number;
-  /** Stops the timer after one last replay; what still fails is reported as lost. */
+  /** Stops the timer after one last replay; what still fails is handed to `onLost`. */
   close(): Promise<void>;
 }
 
@@ -33,6 +33,11 @@ export interface SettlementRetryOptions {
    * (a crossing made by a replay fires as one made by the first try would have).
    */
   onSettled?: (write: DeferredSettlement, settled: SettledAccount[]) => void;
+  /**
+   * Settlements given up (not replayed by close, or dropped from a full queue): their counters miss
+   * costs the ledger has. Told so they can be seeded again once the store is back (counter-repairs.ts).
+   */
+  onLost?: (lost: DeferredSettlement[]) => Promise<void>;
 }
 
 /**
@@ -51,6 +56,19 @@ export function createSettlementRetry(options: SettlementRetryOptions): Settleme
   const report = options.onError ?? (() => {});
   let queue: DeferredGateWrite[] = [];
   let running: Promise<void> | undefined;
+
+  /** Hands given-up settlements on; until that lands they are reported as lost from the counters. */
+  async function giveUp(writes: readonly DeferredGateWrite[], why: string): Promise<void> {
+    const settlements = writes.filter((write): write is DeferredSettlement => write.kind === 'settle');
+    if (settlements.length === 0) return;
+    try {
+      if (!options.onLost) throw new Error('nothing repairs counters here');
+      await options.onLost(settlements);
+      report(new Error(`${settlements.length} settlement(s) ${why}; their counters will be seeded again from the ledger`), 'spend counters marked for repair');
+    } catch (error) {
+      report(error, `${settlements.length} settlement(s) ${why}: spend counters short of the ledger`);
+    }
+  }
 
   async function apply(write: DeferredGateWrite): Promise<void> {
     if (write.kind === 'release') return gate.release(write.reservationId);
@@ -86,9 +104,10 @@ export function createSettlementRetry(options: SettlementRetryOptions): Settleme
     defer(write) {
       queue.push(write);
       if (queue.length > maxPending) {
-        const dropped = queue.length - maxPending;
-        queue = queue.slice(dropped);
-        report(new Error(`${dropped} deferred settlement(s) dropped`), 'settlement queue full');
+        const dropped = queue.slice(0, queue.length - maxPending);
+        queue = queue.slice(dropped.length);
+        report(new Error(`${dropped.length} deferred settlement(s) dropped`), 'settlement queue full');
+        void giveUp(dropped, 'dropped from a full queue');
       }
     },
     replay,
@@ -98,7 +117,9 @@ export function createSettlementRetry(options: SettlementRetryOptions): Settleme
     async close() {
       clearInterval(timer);
       await replay();
-      if (queue.length > 0) report(new Error(`${queue.length} settlement(s) not replayed`), 'spend counters short of the ledger');
+      const left = queue;
+      queue = [];
+      await giveUp(left, 'not replayed before shutdown');
     },
   };
 }

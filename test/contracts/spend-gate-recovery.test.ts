@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, test } from 'node:test';
 import type { Redis } from 'ioredis';
+import { createDatabase } from '../../src/db/create-database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+import { createCounterRepairs } from '../../src/metering/counter-repairs.js';
 import { createMemorySpendGate } from '../../src/metering/memory-spend-gate.js';
+import { createSettlementRetry } from '../../src/metering/settlement-retry.js';
 import { createRedisSpendGate } from '../../src/metering/redis-spend-gate.js';
 import { spendAccountsFor } from '../../src/metering/spend-accounts.js';
 import type { SpendAccount, SpendGate } from '../../src/metering/spend-gate.js';
@@ -207,6 +211,46 @@ for (const shared of sharedGates) {
       await seeder.ensure(accounts);
       assert.deepEqual(await gate.reserve('r1', accounts, 100, 60_000), { ok: false, index: 0, availableNanos: 50 });
       await gate.close();
+    });
+  });
+}
+
+for (const shared of sharedGates) {
+  describe(`settlements another instance gave up at shutdown (${shared.name})`, { skip: shared.skip }, () => {
+    const account: SpendAccount = {
+      key: `credit:o-${randomUUID()}`, kind: 'credit', limitNanos: null, expiresAt: 0, orgId: 'o1', ownerId: 'o1', period: 'none', periodStartMs: 0, thresholds: [],
+    };
+
+    test('the counter they missed is seeded again from the ledger once any instance applies the repairs', async () => {
+      const database = await createDatabase('sqlite::memory:');
+      await migrateToLatest(database.db);
+      const raw = shared.gate();
+      const totals = { spent: 100, credited: 10_000 };
+      const seeder = createSpendSeeder({ gate: raw, ledger: fakeLedger(totals) });
+      const gate = seedingGate(raw, seeder);
+      await seeder.ensure([account]);
+      assert.equal((await gate.read(account.key)).spentNanos, 100);
+
+      // Instance B stops while Redis is away: its settlement of 50 is in the ledger, not the counter.
+      totals.spent += 50;
+      const stopping = createSettlementRetry({
+        gate: { ...raw, settle: () => Promise.reject(new Error('store away')) } as SpendGate,
+        intervalMs: 60_000,
+        onLost: (lost) => createCounterRepairs({ db: database.db, gate: raw }).record(lost.flatMap((write) => write.accounts.map((each) => each.key))),
+      });
+      stopping.defer({ kind: 'settle', reservationId: 'gone', accounts: [account], actualNanos: 50 });
+      stopping.defer({ kind: 'release', reservationId: 'other' });
+      await stopping.close();
+      assert.deepEqual((await database.db.selectFrom('spend_counter_repairs').select('account_key').execute()).map((row) => row.account_key), [account.key]);
+
+      // Instance A, still running and unaware, applies the repairs when it next looks.
+      const repairs = createCounterRepairs({ db: database.db, gate: raw });
+      assert.equal(await repairs.apply(), 1);
+      assert.deepEqual(await gate.reserve('r1', [account], 10, 60_000), { ok: true }, 'reseeded on its next use');
+      assert.equal((await gate.read(account.key)).spentNanos, 150);
+      assert.equal(await repairs.apply(), 0, 'applied once');
+      await gate.close();
+      await database.close();
     });
   });
 }

@@ -5,6 +5,7 @@ import { guardrailMigration } from '../../guardrails/guardrail-migration.js';
 import { templateMigration } from '../../templates/template-migration.js';
 import { videoMigration, videoRefundMigration } from '../../videos/video-migration.js';
 import { spendRollupMigration } from '../../metering/spend-rollup-migration.js';
+import { counterRepairMigration } from '../../metering/counter-repairs.js';
 
 /**
  * Migrations of feature folders, one line each, named "NNN-feature" so they sort after 001-core.
@@ -17,4 +18,5 @@ export const FEATURE_MIGRATIONS: Record<string, Migration> = {
   '007-videos': videoMigration,
   '008-spend-daily': spendRollupMigration,
   '009-video-refunds': videoRefundMigration,
+  '010-spend-counter-repairs': counterRepairMigration,
 };
