@@ -221,3 +221,50 @@ describe('Postgres goes away mid-traffic and comes back', { skip }, () => {
     assert.deepEqual(await ledgerRows(tenant.orgId), { count: book.costs.length, nanos: book.total() });
   });
 });
+
+describe('an instance stopped while Redis is away', { skip }, () => {
+  let relay: TcpRelay;
+  let environment: Record<string, string>;
+  const gateways: GatewayProcess[] = [];
+
+  before(async () => {
+    relay = await startTcpRelay(await freshRedisDb(12), 6379);
+    environment = { GW_DATABASE_URL: await postgres.create(), GW_REDIS_URL: relay.url };
+  });
+  after(async () => {
+    for (const gateway of gateways) await gateway.stop('SIGKILL');
+    await relay?.close();
+  });
+
+  test('the settlements it could not replay reach the counters through the next instance: spent equals the costs returned', async () => {
+    const first = await spawnClusterMember(environment);
+    gateways.push(first);
+    const tenant = await createTenant(first.url, { credit: '10.00' });
+    await setExactPrice(first.url, tenant.orgId);
+    const book = costBook();
+    for (let index = 0; index < 2; index++) assert.equal(book.take(await chat(first.url, tenant.key)).status, 200);
+    // Running when Redis goes: answered, their settlements queued in the instance.
+    const inFlight = Array.from({ length: 3 }, () => chat(first.url, tenant.key, {}, '[local:sleep:1500] '));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    relay.cut();
+    for (const reply of await Promise.all(inFlight)) assert.equal(book.take(reply).status, 200, JSON.stringify(reply.body));
+    // Stopped before Redis returns: the queue cannot be replayed.
+    assert.equal(await first.stop('SIGTERM'), 0, first.output());
+    assert.match(first.output(), /spend counters marked for repair/);
+
+    relay.restore();
+    const next = await spawnClusterMember(environment);
+    gateways.push(next);
+    await waitFor(
+      async () => {
+        const reply = await keyCall(next.url, tenant.key, 'GET', '/api/credits/balance');
+        return reply.status === 200 && usdToNanos(reply.body.spent_usd) === book.total() ? reply : undefined;
+      },
+      15_000,
+      `spent_usd to equal the returned costs (${book.total()} nano-USD)`,
+    ).catch(async (error) => {
+      const reply = await keyCall(next.url, tenant.key, 'GET', '/api/credits/balance');
+      throw new Error(`${(error as Error).message}; balance ${JSON.stringify(reply.body)}`);
+    });
+  });
+});
