@@ -71,7 +71,7 @@ export function createMeterStage(options: MeterStageOptions): Stage {
   const drainTimeoutMs = options.streamDrainTimeoutMs ?? 5 * 60_000;
   /**
    * The time a call's accounts were chosen (their budget periods), read once per call so that its
-   * ledger row is dated by the same clock reading (see `admittedAt`).
+   * ledger row is dated by the same clock reading (record.spendAccountsChosenAt).
    */
   let accountsChosenAt = 0;
   const windowOf = createPeriodClock(() => accountsChosenAt);
@@ -79,13 +79,6 @@ export function createMeterStage(options: MeterStageOptions): Stage {
   const report = options.onError ?? (() => {});
   /** Each running call's hold (by its record, shared by every copy of the call): what a cost is compared with, and charged when it cannot be computed. */
   const heldNanos = new WeakMap<GatewayCall['record'], number>();
-  /**
-   * When each call's accounts were chosen: its ledger row is dated then, not when it settles. A
-   * call admitted just before a period boundary and settled after it is counted in the old period
-   * by its counters (they are named by the period); dated at settlement, the ledger would put it in
-   * the new one, and a counter seeded from SQL would count it again there.
-   */
-  const admittedAt = new WeakMap<GatewayCall['record'], number>();
 
   /** The estimate priced at the dearest deployment that may serve the call; unpriced if any of them is. */
   function reservationCost(call: GatewayCall): Cost {
@@ -165,7 +158,11 @@ export function createMeterStage(options: MeterStageOptions): Stage {
       units,
       costNanos: cost.costNanos,
       unpriced: cost.unpriced,
-      createdAt: admittedAt.get(call.record) ?? now(),
+      // Dated when the accounts were chosen, not at settlement: a call admitted just before a period
+      // boundary and settled after it is counted in the old period by its counters (named by the
+      // period); dated at settlement, the ledger would put it in the new one, and a counter seeded
+      // from SQL would count it again there.
+      createdAt: call.record.spendAccountsChosenAt ?? now(),
     });
     const context = { keyAlias: call.auth.key.alias, requestId: call.requestId, model: call.model };
     gate.settle(call.requestId, accounts, cost.costNanos).then(
@@ -398,8 +395,8 @@ export function createMeterStage(options: MeterStageOptions): Stage {
       }
       accountsChosenAt = now();
       const accounts = spendAccountsFor(call.auth, call.user, windowOf, credits);
-      admittedAt.set(call.record, accountsChosenAt);
       call.record.spendAccounts = accounts;
+      call.record.spendAccountsChosenAt = accountsChosenAt;
       return runHeld(call, accounts, estimate.costNanos, next);
     },
   };

@@ -26,6 +26,8 @@ export interface CallRecord {
   errorCode?: string;
   /** The credit and budget accounts the meter held the call on (and charges): what undoing its charge later credits back. */
   spendAccounts?: readonly SpendAccount[];
+  /** When those accounts were chosen (their budget periods), epoch ms: the date of the call's ledger row. */
+  spendAccountsChosenAt?: number;
   /** The request as the pre-call guardrails left it, when they redacted it: the request log records these contents, not the client's. */
   guardedRequest?: Record<string, unknown>;
 }
