@@ -65,6 +65,9 @@ test('loops that would run for too long are stopped with a 400', () => {
     (error: unknown) => error instanceof GatewayError && error.code === 'invalid_request' && /longer than \d+ ms/.test(error.message),
   );
   assert.equal(render(source, { xs: [1, 2] }), '11112222', 'the same template renders small inputs');
+  const silent = '{% for a in xs %}{% for b in xs %}{% for c in xs %}{% endfor %}{% endfor %}{% endfor %}done';
+  assert.throws(() => render(silent, { xs: Array.from({ length: 3000 }, (_, index) => index) }), /longer than/, 'loops that print nothing are timed too');
+  assert.throws(() => render("{{ '' | gw_loop_tick }}"), /filter "gw_loop_tick" is not allowed/, 'the internal clock check is not a template filter');
 });
 
 test('the rendered text is capped', () => {

@@ -1,7 +1,6 @@
-import vm from 'node:vm';
 import type { Environment, Template } from 'nunjucks';
 import { GatewayError } from '../errors/gateway-error.js';
-import { checkTemplateSource, type CheckedTemplate } from './check-template-source.js';
+import { checkTemplateSource, type CheckedTemplate, type TemplateNode } from './check-template-source.js';
 import { nunjucksModule, nunjucksTransformer } from './nunjucks-module.js';
 
 export interface TemplateMessage {
@@ -25,15 +24,30 @@ export interface TemplateRendererOptions {
 }
 
 /**
- * Longest one call's templates may render for. Only templates with loops are timed (a loop over a
- * caller's list is the one construct whose work the caller sets: nested loops over a few thousand
- * items are billions of steps); without loops, work is bounded by the source and the variables'
- * size. Rendering is synchronous, so without the limit one call could hold the event loop for all.
+ * Longest one call's templates may render for. Only loops are timed: a loop over a caller's list
+ * is the one construct whose work the caller sets (nested loops over a few thousand items are
+ * billions of steps); everything else runs once per node, bounded by the source and the variables'
+ * size. Every loop iteration first checks the clock (an internal filter compiled into the loop's
+ * body), so a render stops within one iteration of the limit. Rendering is synchronous: without the
+ * limit one call could hold the event loop from every other.
  */
 export const RENDER_TIME_LIMIT_MS = 100;
 const DEFAULT_RENDERED_CHARS_LIMIT = 10 * 1024 * 1024;
 /** Compiled templates kept, by source, so a request does not parse and compile its template again. */
 const COMPILED_CACHE_SOURCE_CHARS = 4 * 1024 * 1024;
+/** The internal filter each loop iteration calls; not in ALLOWED_FILTERS, so no template can name it. */
+const LOOP_TICK_FILTER = 'gw_loop_tick';
+
+/** The render in progress (rendering is synchronous, so there is one at a time): when it must stop. */
+let renderDeadline = Infinity;
+let renderTimedOut = false;
+function loopTick(): string {
+  if (performance.now() > renderDeadline) {
+    renderTimedOut = true;
+    throw new Error('prompt template render time limit');
+  }
+  return '';
+}
 
 interface CompiledTemplate extends CheckedTemplate {
   template: Template;
@@ -58,6 +72,7 @@ export function createTemplateRenderer(options: TemplateRendererOptions = {}): T
     // The typings omit `globals`; it is this environment's own object (not shared), so emptying it is local.
     const globals = (environment as unknown as { globals: Record<string, unknown> }).globals;
     for (const name of Object.keys(globals)) delete globals[name];
+    environment.addFilter(LOOP_TICK_FILTER, loopTick);
     return environment;
   };
 
@@ -67,6 +82,7 @@ export function createTemplateRenderer(options: TemplateRendererOptions = {}): T
     const checked = checkTemplateSource(source);
     const nunjucks = nunjucksModule() as unknown as NunjucksInternals;
     const compiler = new nunjucks.compiler.Compiler(undefined, true);
+    if (checked.hasLoops) tickEveryIteration(checked.root, nunjucks.nodes);
     compiler.compile(nunjucksTransformer().transform(checked.root, []));
     // nunjucks' own compile() turns its generated code into functions the same way.
     const code = new Function(compiler.getCode())() as unknown;
@@ -91,8 +107,14 @@ export function createTemplateRenderer(options: TemplateRendererOptions = {}): T
           if (!Object.hasOwn(data, name)) throw missingVariable(name);
         }
       }
-      const renderAll = () => messages.map((message, index) => ({ ...message, content: renderOne(templates[index]!, data) }));
-      const rendered = templates.some((template) => template.hasLoops) ? withinTimeLimit(renderAll) : renderAll();
+      renderDeadline = performance.now() + RENDER_TIME_LIMIT_MS;
+      renderTimedOut = false;
+      let rendered: TemplateMessage[];
+      try {
+        rendered = messages.map((message, index) => ({ ...message, content: renderOne(templates[index]!, data) }));
+      } finally {
+        renderDeadline = Infinity;
+      }
       const renderedChars = rendered.reduce((total, message) => total + message.content.length, 0);
       if (renderedChars > renderedCharsLimit) {
         throw new GatewayError(
@@ -110,6 +132,11 @@ function renderOne(compiled: CompiledTemplate, data: Record<string, unknown>): s
   try {
     return compiled.template.render(data);
   } catch (error) {
+    if (renderTimedOut) {
+      throw new GatewayError('invalid_request', `The prompt template took longer than ${RENDER_TIME_LIMIT_MS} ms to render (its loops run too many times for these variables).`, {
+        param: 'gw_prompt_variables',
+      });
+    }
     // throwOnUndefined: printing a value that is missing or null. Name what was printed.
     const located = error as { lineno?: number; colno?: number; cause?: unknown; message?: string };
     if (String(located.message).includes('attempted to output null or undefined value')) {
@@ -132,30 +159,34 @@ function missingVariable(name: string, unnamed = false): GatewayError {
   });
 }
 
-/**
- * Runs `job` (synchronous) and stops it after RENDER_TIME_LIMIT_MS: vm's timeout interrupts
- * whatever JavaScript runs during the script, including the functions it calls from this realm.
- * Its watchdog costs ~0.1 ms, which is why templates without loops are not run through it.
- */
-const watchdogContext = vm.createContext({ job: undefined as undefined | (() => unknown) });
-const runJob = new vm.Script('job()');
-function withinTimeLimit<T>(job: () => T): T {
-  watchdogContext.job = job;
-  try {
-    return runJob.runInContext(watchdogContext, { timeout: RENDER_TIME_LIMIT_MS }) as T;
-  } catch (error) {
-    if ((error as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
-      throw new GatewayError('invalid_request', `The prompt template took longer than ${RENDER_TIME_LIMIT_MS} ms to render (its loops run too many times for these variables).`, {
-        param: 'gw_prompt_variables',
-      });
-    }
-    throw error;
-  } finally {
-    watchdogContext.job = undefined;
+/** Puts a clock check (LOOP_TICK_FILTER) at the start of every loop body: `{{ '' | gw_loop_tick }}`. */
+function tickEveryIteration(node: unknown, nodes: NunjucksNodes): void {
+  if (node === null || typeof node !== 'object') return;
+  const current = node as TemplateNode;
+  if (current.typename === 'For') {
+    const at = [current.lineno as number, current.colno as number] as const;
+    const tick = new nodes.Output(...at, [new nodes.Filter(...at, new nodes.Symbol(...at, LOOP_TICK_FILTER), new nodes.NodeList(...at, [new nodes.Literal(...at, '')]))]);
+    const body = current.body as TemplateNode;
+    body.children = [tick, ...(body.children ?? [])];
+  }
+  for (const field of current.fields ?? []) {
+    const value = current[field];
+    if (Array.isArray(value)) value.forEach((child) => tickEveryIteration(child, nodes));
+    else tickEveryIteration(value, nodes);
   }
 }
 
+type NodeConstructor = new (lineno: number, colno: number, ...fields: unknown[]) => TemplateNode;
+interface NunjucksNodes {
+  Output: NodeConstructor;
+  Filter: NodeConstructor;
+  Symbol: NodeConstructor;
+  NodeList: NodeConstructor;
+  Literal: NodeConstructor;
+}
+
 interface NunjucksInternals {
+  nodes: NunjucksNodes;
   compiler: { Compiler: new (name: string | undefined, throwOnUndefined: boolean) => { compile(root: unknown): void; getCode(): string } };
   Template: new (source: { type: 'code'; obj: unknown }, environment: Environment, path: string | undefined, eagerCompile: boolean) => Template;
 }
