@@ -42,3 +42,30 @@ test('a stored version with a parameter the chat endpoint refuses is a 400 namin
     return true;
   });
 });
+
+test('gw_prompt_version pins a version of the named template or of the org default; a pin with no template is a 400', async () => {
+  const asked: Array<number | undefined> = [];
+  const versions = new Map([
+    [1, { templateId: 'tpl', version: 1, messages: [{ role: 'system' as const, content: 'one' }], model: null, parameters: null, createdAt: 0 }],
+    [2, { templateId: 'tpl', version: 2, messages: [{ role: 'system' as const, content: 'two' }], model: null, parameters: null, createdAt: 0 }],
+  ]);
+  const stage = createTemplateStage({
+    store: { getVersion: async (_org, _id, pinned) => (asked.push(pinned), versions.get(pinned ?? 2)) },
+    renderer: createTemplateRenderer(),
+    models,
+  });
+  const run = async (request: Record<string, unknown>, settings: Record<string, unknown> = {}) => {
+    let forwarded: GatewayCall | undefined;
+    await stage.run(fakeCall({ request: { model: 'm', messages: [{ role: 'user', content: 'hi' }], ...request }, settings }), async (call) => {
+      forwarded = call;
+      return { kind: 'json', body: chatCompletion('ok') };
+    });
+    return ((forwarded!.request as { messages: Array<{ content: string }> }).messages)[0]!.content;
+  };
+  assert.equal(await run({ gw_prompt_template_id: 'tpl', gw_prompt_version: 1 }), 'one');
+  assert.equal(await run({ gw_prompt_version: 1 }, { defaultPromptTemplateId: 'tpl' }), 'one', 'the default template, pinned');
+  assert.equal(await run({}, { defaultPromptTemplateId: 'tpl' }), 'two', 'the default template, latest');
+  await assert.rejects(run({ gw_prompt_version: 9 }, { defaultPromptTemplateId: 'tpl' }), (error: unknown) => error instanceof GatewayError && error.param === 'gw_prompt_version');
+  await assert.rejects(run({ gw_prompt_version: 1 }), (error: unknown) => error instanceof GatewayError && error.param === 'gw_prompt_version' && /names none/.test(error.message));
+  assert.deepEqual(asked, [1, 1, undefined, 9]);
+});

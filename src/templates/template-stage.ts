@@ -14,8 +14,9 @@ export interface TemplateStageDeps {
 }
 
 /**
- * Applies a prompt template to a chat request: the one named by gw_prompt_template_id (latest
- * version, or gw_prompt_version), else the org's default template. Merge rule:
+ * Applies a prompt template to a chat request: the one named by gw_prompt_template_id, else the
+ * org's default template; its latest version, or the one gw_prompt_version pins (a pin with no
+ * template to apply it to is a 400). Merge rule:
  *  - messages: the rendered template messages come first, then the caller's messages;
  *  - parameters: the version's parameters fill in only what the caller left unset;
  *  - model: the version's model replaces the request's, unless an A/B test already chose the
@@ -31,7 +32,15 @@ export function createTemplateStage(deps: TemplateStageDeps): Stage {
       const request = call.request as TemplateFields;
       const explicit = request.gw_prompt_template_id ?? undefined;
       const templateId = explicit ?? call.auth.org.settings.defaultPromptTemplateId ?? undefined;
-      if (!templateId) return next(call);
+      if (!templateId) {
+        // A pinned version with no template to pin it on would otherwise be dropped without a word.
+        if (request.gw_prompt_version != null) {
+          throw new GatewayError('invalid_request', 'gw_prompt_version pins a version of a prompt template, but this call names none (gw_prompt_template_id) and the organization has no default template.', {
+            param: 'gw_prompt_version',
+          });
+        }
+        return next(call);
+      }
       return applyTemplate(call, next, request, templateId, explicit);
     },
   };
@@ -39,11 +48,12 @@ export function createTemplateStage(deps: TemplateStageDeps): Stage {
   async function applyTemplate(call: GatewayCall, next: Next, request: TemplateFields, templateId: string, explicit: string | undefined): Promise<Outcome> {
     // A refused call gets its 429 (or restart), not a template error.
     await admitted(call);
-    const pinned = explicit ? (request.gw_prompt_version ?? undefined) : undefined;
+    // A version pin applies to the template the call names, or else to the org's default one.
+    const pinned = request.gw_prompt_version ?? undefined;
     const version = await deps.store.getVersion(call.auth.org.id, templateId, pinned);
     if (!version) {
-      // A stale org default must not break every request; an explicit id the caller sent is their error.
-      if (!explicit) return next(call);
+      // A stale org default must not break every request; an explicit id or version the caller sent is their error.
+      if (!explicit && pinned === undefined) return next(call);
       const what = pinned === undefined ? `prompt template ${templateId}` : `version ${pinned} of prompt template ${templateId}`;
       throw new GatewayError('invalid_request', `Unknown ${what}.`, { param: pinned === undefined ? 'gw_prompt_template_id' : 'gw_prompt_version' });
     }
