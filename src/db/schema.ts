@@ -134,6 +134,8 @@ export interface SpendDailyTable {
 export interface SpendCounterRepairsTable {
   account_key: string;
   recorded_at: number;
+  /** New on every record of the key, so applying an older record does not forget a newer one. */
+  record_id: string;
 }
 
 export interface RequestLogTable {

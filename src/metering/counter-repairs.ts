@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Kysely, Migration } from 'kysely';
 import type { Database } from '../db/schema.js';
 import type { SpendGate } from './spend-gate.js';
@@ -26,21 +27,28 @@ export function createCounterRepairs(options: { db: Kysely<Database>; gate: Pick
     async record(accountKeys) {
       const unique = [...new Set(accountKeys)];
       for (let start = 0; start < unique.length; start += BATCH) {
-        const rows = unique.slice(start, start + BATCH).map((account_key) => ({ account_key, recorded_at: now() }));
-        await db.insertInto('spend_counter_repairs').values(rows).onConflict((conflict) => conflict.column('account_key').doNothing()).execute();
+        const rows = unique.slice(start, start + BATCH).map((account_key) => ({ account_key, recorded_at: now(), record_id: randomUUID() }));
+        // A counter already waiting is recorded again (a new record_id): an instance applying the
+        // older record right now then leaves this one for its next pass, since the counter may have
+        // been seeded again before this loss reached the ledger.
+        await db
+          .insertInto('spend_counter_repairs')
+          .values(rows)
+          .onConflict((conflict) =>
+            conflict.column('account_key').doUpdateSet((update) => ({ recorded_at: update.ref('excluded.recorded_at'), record_id: update.ref('excluded.record_id') })),
+          )
+          .execute();
       }
     },
     async apply() {
       let applied = 0;
       for (;;) {
-        const rows = await db.selectFrom('spend_counter_repairs').select(['account_key', 'recorded_at']).orderBy('recorded_at').limit(BATCH).execute();
+        const rows = await db.selectFrom('spend_counter_repairs').select(['account_key', 'record_id']).orderBy('recorded_at').limit(BATCH).execute();
         if (rows.length === 0) return applied;
         const keys = rows.map((row) => row.account_key);
         await gate.unseed(keys);
-        // Only what was read is forgotten: a key recorded again meanwhile (a newer loss) has a newer time and stays.
-        for (const row of rows) {
-          await db.deleteFrom('spend_counter_repairs').where('account_key', '=', row.account_key).where('recorded_at', '=', row.recorded_at).execute();
-        }
+        // Only what was read is forgotten: a key recorded again meanwhile (a newer loss) has a new record_id and stays.
+        await db.deleteFrom('spend_counter_repairs').where('record_id', 'in', rows.map((row) => row.record_id)).execute();
         applied += rows.length;
         if (rows.length < BATCH) return applied;
       }
@@ -54,6 +62,7 @@ export const counterRepairMigration: Migration = {
       .createTable('spend_counter_repairs')
       .addColumn('account_key', 'text', (column) => column.primaryKey())
       .addColumn('recorded_at', 'bigint', (column) => column.notNull())
+      .addColumn('record_id', 'text', (column) => column.notNull())
       .execute();
   },
 };

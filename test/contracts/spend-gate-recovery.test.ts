@@ -252,5 +252,30 @@ for (const shared of sharedGates) {
       await gate.close();
       await database.close();
     });
+
+    test('a counter recorded again while an older record of it is applied is kept for the next pass', async () => {
+      const database = await createDatabase('sqlite::memory:');
+      await migrateToLatest(database.db);
+      const raw = shared.gate();
+      const recorder = createCounterRepairs({ db: database.db, gate: raw });
+      await recorder.record([account.key]);
+      let unseeds = 0;
+      const repairs = createCounterRepairs({
+        db: database.db,
+        gate: {
+          async unseed(keys) {
+            unseeds += 1;
+            // Another instance loses a settlement on the same counter between this read and its delete.
+            if (unseeds === 1) await recorder.record(keys);
+            await raw.unseed(keys);
+          },
+        },
+      });
+      assert.equal(await repairs.apply(), 1);
+      assert.equal(await repairs.apply(), 1, 'the newer record is applied on the next pass');
+      assert.equal(await repairs.apply(), 0);
+      await raw.close();
+      await database.close();
+    });
   });
 }
