@@ -237,7 +237,7 @@ export function createSqlTenancyStore(db: Kysely<Database>, now: () => number = 
           name: patch.name ?? current.name,
           team_id: patch.teamId === undefined ? current.teamId : patch.teamId,
           budget: toNullableJsonColumn(patch.budget === undefined ? current.budget : patch.budget),
-          user_budget: toNullableJsonColumn(nextUserBudget(current.userBudget, patch.userBudget)),
+          user_budget: toNullableJsonColumn(nextUserBudget(current.userBudget, patch.userBudget, now())),
           limits: toJsonColumn(patch.limits ?? current.limits),
           user_limits: toNullableJsonColumn(patch.userLimits === undefined ? current.userLimits : patch.userLimits),
           allowed_models: toNullableJsonColumn(patch.allowedModels === undefined ? current.allowedModels : patch.allowedModels),
@@ -269,10 +269,10 @@ export function createSqlTenancyStore(db: Kysely<Database>, now: () => number = 
  * A key's per-user budget after a patch: a changed budget keeps its generation (its counters go on);
  * one set where there was none gets a new one, so its counters are new (see Budget.generation).
  */
-function nextUserBudget(current: Budget | null, patch: Budget | null | undefined): Budget | null {
+function nextUserBudget(current: Budget | null, patch: Budget | null | undefined, nowMs: number): Budget | null {
   if (patch === undefined) return current;
   if (patch === null) return null;
   const { generation: _ignored, ...budget } = patch;
   if (current) return current.generation === undefined ? budget : { ...budget, generation: current.generation };
-  return { ...budget, generation: Date.now() };
+  return { ...budget, generation: nowMs };
 }
