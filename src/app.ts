@@ -365,7 +365,13 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     { keys, models, recorder, inflight, logMessageContents: config.logMessageContents },
     { pipelines, defaultModels: { moderation: firstModelFor('moderation'), image_edit: firstModelFor('image_edit') } },
   );
-  serveJsonRoutesDirectly(server.server, { handlers: jsonHandlers, bodyLimitBytes: config.bodyLimitBytes, logger, isClosing: () => shuttingDown });
+  const httpEdge = serveJsonRoutesDirectly(server.server, {
+    handlers: jsonHandlers,
+    bodyLimitBytes: config.bodyLimitBytes,
+    logger,
+    isClosing: () => shuttingDown,
+    edge: config.httpEdge === 'gw',
+  });
   registerModelRoutes(server, { keys, catalog, changes });
   const orgExists = async (orgId: string) => (await tenancy.getOrganization(orgId)) !== undefined;
   registerCreditRoutes(server, { auth: managementAuth, credits: metering.credits, ledger: metering.ledger, orgExists });
@@ -436,6 +442,8 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
       shuttingDown = true;
       const deadline = Date.now() + config.shutdownGraceMs;
       const closing = server.close();
+      // node:http closes its idle keep-alive connections as it stops listening; these are the edge's.
+      httpEdge?.closeIdleConnections();
       while (inflightCount > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
       await Promise.race([closing, new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())))]);
       clearInterval(lastUsedTimer);

@@ -18,14 +18,17 @@ if (isMainThread) {
   const byUpstreamRequest = new Map();
   let calls = [];
   let unmatched = 0;
-  subscribe('http.server.request.start', ({ response }) => {
-    const call = { seen: performance.now() };
+  // node:http publishes the requests it parses; gw's HTTP edge (src/http/edge/http-edge.ts) those it serves itself.
+  const onRequestStart = (response, at = performance.now()) => {
+    const call = { seen: at };
     currentCall.enterWith(call);
     response.once('finish', () => {
       call.finished = performance.now();
       calls.push(call);
     });
-  });
+  };
+  subscribe('http.server.request.start', ({ response }) => onRequestStart(response));
+  subscribe('gw:http:request:start', ({ answer, at }) => onRequestStart(answer, at));
   // Answers read whole go through gw's own HTTP/1.1 client, which publishes the same moments
   // under gw:upstream:* (src/providers/http/http1-client.ts); streams go through undici.
   for (const prefix of ['undici:', 'gw:upstream:']) {

@@ -37,11 +37,14 @@ if (isMainThread) {
   const mark = (step, at = performance.now()) => {
     if (current !== undefined && current[step] === undefined) current[step] = Number((at - startedAt).toFixed(4));
   };
-  subscribe('http.server.request.start', () => {
-    startedAt = performance.now();
+  // node:http publishes the requests it parses; gw's HTTP edge (src/http/edge/http-edge.ts) those it serves itself.
+  const onRequestStart = (at = performance.now()) => {
+    startedAt = at;
     current = {};
     calls.push(current);
-  });
+  };
+  subscribe('http.server.request.start', () => onRequestStart());
+  subscribe('gw:http:request:start', ({ at }) => onRequestStart(at));
   subscribe('gw:call:step', (message) => mark(message.step, message.at));
   // Answers read whole go through gw's own HTTP/1.1 client, which publishes the same moments
   // under gw:upstream:* (src/providers/http/http1-client.ts); streams go through undici.

@@ -79,6 +79,12 @@ export const configSchema = z.object({
    * undici. A way back, should an upstream misbehave with the former.
    */
   upstreamClient: z.enum(['http1', 'undici']).default('http1'),
+  /**
+   * Who reads client connections: gw's HTTP edge, which answers JSON inference calls itself and
+   * hands every other request to node:http (docs/pipeline.md, "gw's HTTP edge"), or node:http for
+   * every request. A way back, should a client misbehave with the former.
+   */
+  httpEdge: z.enum(['gw', 'node']).default('gw'),
   /** Log message contents in the request log (off by default). */
   logMessageContents: z.coerce.boolean().default(false),
   /** Directory of the built dashboard (index.html + assets); default dist/dashboard at the package root. */

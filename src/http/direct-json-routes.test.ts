@@ -38,7 +38,8 @@ const handler: InferenceHandler = async (request, reply) => {
   }
 };
 
-describe('direct JSON routes', () => {
+// Both ways the gateway can read its connections (GW_HTTP_EDGE): gw's HTTP edge, and node:http.
+for (const edge of [true, false]) describe(`direct JSON routes (${edge ? "gw's HTTP edge" : 'node:http'})`, () => {
   let app: FastifyInstance;
   let port: number;
   let closing = false;
@@ -51,7 +52,7 @@ describe('direct JSON routes', () => {
       done();
     });
     app.post('/v1/chat/completions', handler);
-    serveJsonRoutesDirectly(app.server, { handlers: new Map([['/v1/chat/completions', handler]]), bodyLimitBytes: BODY_LIMIT, logger: app.log, isClosing: () => closing });
+    serveJsonRoutesDirectly(app.server, { handlers: new Map([['/v1/chat/completions', handler]]), bodyLimitBytes: BODY_LIMIT, logger: app.log, isClosing: () => closing, edge });
     await app.listen({ host: '127.0.0.1', port: 0 });
     port = (app.server.address() as { port: number }).port;
   });

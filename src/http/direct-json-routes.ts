@@ -1,10 +1,15 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { FastifyBaseLogger } from 'fastify';
 import { GatewayError, toOpenAIErrorBody } from '../errors/gateway-error.js';
 import { newRequestId } from '../lib/ids.js';
+import type { AnswerStream } from './answer-stream.js';
+import { installHttpEdge, type HttpEdge } from './edge/http-edge.js';
+import { isJsonContentType } from './edge/request-head.js';
 import { bodyTooLarge, errorAnswer } from './error-handler.js';
 import type { InferenceHandler, InferenceReply, InferenceRequest } from './inference-handler.js';
 import { parseJsonBody } from './json-body.js';
+
+export { isJsonContentType };
 
 export interface DirectJsonRoutesOptions {
   /** Inference handlers by exact path (from registerInferenceRoutes: the JSON operations only). */
@@ -13,6 +18,12 @@ export interface DirectJsonRoutesOptions {
   logger: FastifyBaseLogger;
   /** While the gateway shuts down every request goes to Fastify, which refuses it with a 503. */
   isClosing(): boolean;
+  /**
+   * Whether gw's HTTP edge (edge/http-edge.ts) reads the server's connections and answers these
+   * calls itself, ahead of node:http (GW_HTTP_EDGE=gw, the default), or node:http parses every
+   * request and this module serves them from its 'request' event (GW_HTTP_EDGE=node).
+   */
+  edge: boolean;
 }
 
 type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
@@ -30,7 +41,7 @@ type RequestListener = (request: IncomingMessage, response: ServerResponse) => v
  * this path: the request id and latency headers, the body limit (413, connection closed), an empty
  * or invalid body (400), the error body and its logging (error-handler.ts).
  */
-export function serveJsonRoutesDirectly(server: Server, options: DirectJsonRoutesOptions): void {
+export function serveJsonRoutesDirectly(server: Server, options: DirectJsonRoutesOptions): HttpEdge | undefined {
   const listeners = server.listeners('request') as RequestListener[];
   if (listeners.length !== 1) throw new Error(`expected Fastify's one request listener on the server, found ${listeners.length}`);
   const framework = listeners[0]!;
@@ -43,23 +54,34 @@ export function serveJsonRoutesDirectly(server: Server, options: DirectJsonRoute
     }
     serve(handler, request, response, options);
   });
+  if (!options.edge) return undefined;
+  return installHttpEdge(server, {
+    bodyLimitBytes: options.bodyLimitBytes,
+    servesPath: (path) => options.handlers.has(path),
+    isClosing: options.isClosing,
+    serve: (request, body, answer, startedAt) => {
+      const reply = new DirectReply(answer, options.logger, newRequestId(), startedAt);
+      let parsed: unknown;
+      try {
+        parsed = parseJsonBody(body);
+      } catch (error) {
+        reply.fail(error);
+        return;
+      }
+      runHandler(options.handlers.get(request.path)!, reply, request.headers, parsed);
+    },
+  });
 }
 
-/** `application/json`, with or without parameters (`; charset=utf-8`), as Fastify's parser matches it. */
-export function isJsonContentType(header: string | undefined): boolean {
-  if (header === undefined) return false;
-  if (header === 'application/json') return true;
-  const semicolon = header.indexOf(';');
-  return (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase() === 'application/json';
+function runHandler(handler: InferenceHandler, reply: DirectReply, headers: IncomingHttpHeaders, body: unknown): void {
+  const exchange: InferenceRequest = { id: reply.requestId, body, headers };
+  handler(exchange, reply).catch((error: unknown) => reply.fail(error));
 }
 
 function serve(handler: InferenceHandler, request: IncomingMessage, response: ServerResponse, options: DirectJsonRoutesOptions): void {
   const reply = new DirectReply(response, options.logger, newRequestId(), performance.now());
   const { headers } = request;
-  const run = (body: unknown) => {
-    const exchange: InferenceRequest = { id: reply.requestId, body, headers };
-    handler(exchange, reply).catch((error: unknown) => reply.fail(error));
-  };
+  const run = (body: unknown) => runHandler(handler, reply, headers, body);
   const declaredLength = headers['content-length'];
   if (declaredLength === undefined && headers['transfer-encoding'] === undefined) {
     // As in Fastify: a request that declares no body has none to parse; validation answers it.
@@ -117,7 +139,7 @@ class DirectReply implements InferenceReply {
   private requestLog: FastifyBaseLogger | undefined;
 
   constructor(
-    readonly raw: ServerResponse,
+    readonly raw: AnswerStream,
     private readonly logger: FastifyBaseLogger,
     readonly requestId: string,
     private readonly startedAt: number,

@@ -1,4 +1,5 @@
-import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AnswerStream } from './answer-stream.js';
 import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
@@ -57,7 +58,7 @@ export interface InferenceRequest {
 
 /** What the handler does with its answer: the part of Fastify's reply it uses, which the direct JSON routes implement too. */
 export interface InferenceReply {
-  readonly raw: ServerResponse;
+  readonly raw: AnswerStream;
   readonly log: FastifyBaseLogger;
   /** The handler writes to `raw` itself from here on (streams). */
   hijack(): void;

@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { AnswerStream } from './answer-stream.js';
 import { toOpenAIErrorBody } from '../errors/gateway-error.js';
 import type { StreamEvent } from '../pipeline/stage.js';
 import { toGatewayError } from './error-handler.js';
@@ -30,7 +30,7 @@ export interface SseWriteResult {
  * clients can tell a broken stream from a finished one. This file alone owns the SSE framing.
  */
 export async function writeSseStream(
-  response: ServerResponse,
+  response: AnswerStream,
   events: AsyncIterable<StreamEvent>,
   options: SseWriteOptions,
 ): Promise<SseWriteResult> {
@@ -84,7 +84,7 @@ function serialise(event: StreamEvent, includeUsage: boolean): string | undefine
   return event.raw ?? JSON.stringify(event.chunk);
 }
 
-function drained(response: ServerResponse): Promise<void> {
+function drained(response: AnswerStream): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       response.off('drain', done);

@@ -10,7 +10,8 @@ import { channel } from 'node:diagnostics_channel';
  *   have passed, right before the router;
  * - `attempt` as an upstream attempt starts (once per attempt: retries and fallbacks repeat it).
  *
- * Together with Node's own channels (`http.server.request.start`) and undici's
+ * Together with `gw:http:request:start` (calls gw's HTTP edge serves; src/http/edge/http-edge.ts), Node's
+ * own channels (`http.server.request.start`) and undici's
  * (`undici:client:sendHeaders`, `undici:request:headers`…) they give a call's timeline. Nothing is
  * built or published while nobody subscribes: a step then costs one property read.
  */
