@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The floor under any Node gateway on this machine: node:http in front of an undici Pool, one
+// The floor under a gateway built on node:http and undici: node:http in front of an undici Pool, one
 // JSON parse of each body and nothing else (no framework, no auth, no metering). Measuring it
 // the way peerbench measures gw shows how much of gw's added latency is Node's own.
 //

@@ -19,7 +19,7 @@
 // the spans of a call (bench/lib/call-spans-probe.mjs): the gateway's own work before and after the
 // upstream exchange, the wait to write the upstream request, and the upstream's answer time, next
 // to the load generator's own p50/p99 of the whole answer. `--bare` adds the bare Node proxy
-// (node:http + undici, no gateway work: the floor under any Node gateway) with the same probe, and
+// (node:http + undici, no gateway work: the floor under a gateway built on them) with the same probe, and
 // `--rounds N` measures every target N times in turn, pooling each one's calls, so a host whose
 // speed drifts from minute to minute weighs on all targets alike.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -79,7 +79,7 @@ async function startGateway(mode, port) {
   return handle;
 }
 
-/** bench/bare-node-proxy.mjs on the gateway's CPU: the floor any Node gateway stands on. */
+/** bench/bare-node-proxy.mjs on the gateway's CPU: the floor a gateway built on node:http and undici stands on. */
 async function startFloor() {
   if (await portOpen(settings.floorPort)) throw new Error(`port ${settings.floorPort} is in use (set BENCH_FLOOR_PORT)`);
   const args = [join(benchDir, 'bare-node-proxy.mjs'), '--port', String(settings.floorPort), '--upstream', `http://127.0.0.1:${settings.mockPort}`, '--seconds', '7200'];

@@ -141,8 +141,8 @@ export function targetChecks(peer, scenarios, gwName = 'gw') {
   const p50 = added500?.p50_ms ?? null;
   const p99 = added500?.p99_ms ?? null;
   const sqliteRows = scenarios?.modes?.sqlite ? scenarioRows(scenarios.modes.sqlite) : [];
-  // What the bare Node proxy added in the same run: the floor under any Node gateway on this
-  // machine, printed beside the absolute latency targets (the verdicts do not use it).
+  // What the bare Node proxy added in the same run: the floor under a gateway built on
+  // node:http and undici (bench/bare-net-proxy.mjs, on node:net alone, is lower), printed beside the absolute latency targets (the verdicts do not use it).
   const floorOf = (group, quantile) => {
     const added = sqliteRows.find((row) => row.group === group && row.name === 'node-floor')?.[`added_${quantile}`];
     return added === undefined || added === null ? undefined : `${signed(added)} ms`;
