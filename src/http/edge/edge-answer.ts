@@ -79,17 +79,16 @@ export class EdgeAnswer extends EventEmitter implements AnswerStream {
   write(chunk: string | Buffer): boolean {
     if (this.writableEnded || this.destroyed) return false;
     const length = typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
-    if (!this.headersSent) {
-      this.chunked = this.fields['content-length'] === undefined;
-      return this.send(this.head(), chunk, length);
-    }
+    if (!this.headersSent) return this.send(this.head(), chunk, length);
     return this.send('', chunk, length);
   }
 
   end(chunk?: string | Buffer): this {
     if (this.writableEnded) return this;
-    this.writableEnded = true;
-    if (this.destroyed) return this;
+    if (this.destroyed) {
+      this.writableEnded = true;
+      return this;
+    }
     const length = chunk === undefined ? 0 : typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
     let head = '';
     if (!this.headersSent) {
@@ -97,6 +96,7 @@ export class EdgeAnswer extends EventEmitter implements AnswerStream {
       if (this.fields['content-length'] === undefined) this.fields['content-length'] = length;
       head = this.head();
     }
+    this.writableEnded = true;
     const socket = this.connection.socket;
     const finished = () => this.finish();
     if (!this.chunked) {
@@ -161,7 +161,6 @@ export class EdgeAnswer extends EventEmitter implements AnswerStream {
 
   /** The status line and headers, marked sent. */
   private head(): string {
-    this.headersSent = true;
     const fields = this.fields;
     let head = `HTTP/1.1 ${this.statusCode} ${STATUS_CODES[this.statusCode] ?? 'unknown'}\r\n`;
     for (const name in fields) head += `${name}: ${checkedHeader(name, fields[name]!)}\r\n`;
@@ -173,7 +172,12 @@ export class EdgeAnswer extends EventEmitter implements AnswerStream {
     } else if (asked === undefined) {
       head += `connection: keep-alive\r\nkeep-alive: timeout=${this.connection.keepAliveSeconds}\r\n`;
     }
+    // As node:http: without a length the body is chunked (end() gives a whole body its length first).
+    this.chunked = fields['content-length'] === undefined;
     if (this.chunked) head += 'transfer-encoding: chunked\r\n';
+    // Only now: a header that cannot be written throws before anything is sent, as in node:http,
+    // so the error answer can still be given.
+    this.headersSent = true;
     return `${head}\r\n`;
   }
 }

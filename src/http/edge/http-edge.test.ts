@@ -56,6 +56,14 @@ describe("gw's HTTP edge", () => {
           return;
         }
         if (asked.do === 'hang') return; // answered never: the client goes away
+        if (asked.do === 'bad-header') {
+          // A header node:http would refuse throws before anything is sent; the error answer still goes out.
+          answer.setHeader('x-bad', 'a\r\nb');
+          assert.throws(() => answer.write('data: 1\n\n'), /Invalid character in header content/);
+          answer.writeHead(500, { 'x-bad': 'fine', 'content-type': 'application/json', 'content-length': 2 });
+          answer.end('{}');
+          return;
+        }
         if (asked.do === 'buffer') {
           answer.writeHead(201, { 'content-type': 'application/octet-stream', 'content-length': 3 });
           answer.end(Buffer.from('abc'));
@@ -163,6 +171,14 @@ describe("gw's HTTP edge", () => {
     assert.equal(streamed.trailers['x-cost'], '0.5');
   });
 
+  test('a header that cannot be written throws before anything is sent, and the answer can still be given', async () => {
+    const { text, socket } = await exchange([call('{"do":"bad-header"}')]);
+    assert.match(text, /^HTTP\/1\.1 500 Internal Server Error\r\nx-bad: fine\r\n/);
+    assert.ok(text.endsWith('\r\ncontent-length: 2\r\n') === false && text.endsWith('\r\n\r\n{}'), text);
+    assert.doesNotMatch(text, /transfer-encoding/);
+    socket.destroy();
+  });
+
   test('the first request the edge does not take hands the connection, and the bytes read, to node:http for good', async () => {
     const first = await exchange([call('{"n":1}')]);
     assert.ok(first.text.endsWith('{"n":1}'));
@@ -239,9 +255,26 @@ describe("gw's HTTP edge", () => {
       assert.equal(idleResult.closed, true);
       assert.equal(idleResult.text, '');
       assert.match(stalledResult.text, /^HTTP\/1\.1 408 /);
+      // With a 'clientError' listener (Fastify's, in the gateway) the listener answers, as node:http lets it.
+      const codes: string[] = [];
+      const onClientError = (error: Error & { code?: string }, socket: Socket) => {
+        codes.push(String(error.code));
+        socket.end('HTTP/1.1 408 Request Timeout\r\nx-answered-by: listener\r\ncontent-length: 0\r\n\r\n');
+      };
+      server.on('clientError', onClientError);
+      try {
+        const slowBody = await exchange([`POST ${PATH} HTTP/1.1\r\nHost: gw\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{`], { waitMs: 10 });
+        server.requestTimeout = 1000;
+        const answered = await exchange([], { socket: slowBody.socket, untilClosed: true });
+        assert.match(answered.text, /^HTTP\/1\.1 408 Request Timeout\r\nx-answered-by: listener\r\n/);
+        assert.deepEqual(codes, ['ERR_HTTP_REQUEST_TIMEOUT']);
+      } finally {
+        server.off('clientError', onClientError);
+      }
     } finally {
       server.keepAliveTimeout = 5000;
       server.headersTimeout = 60_000;
+      server.requestTimeout = 300_000;
     }
   });
 });

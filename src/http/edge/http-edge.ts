@@ -44,7 +44,8 @@ type Phase = 'idle' | 'head' | 'body' | 'answering' | 'closed';
  *
  * The edge keeps node:http's timing rules on its own connections: an idle keep-alive connection
  * closes after server.keepAliveTimeout, a request head must arrive within server.headersTimeout
- * and a whole request within server.requestTimeout (else 408 and the connection closes); checked
+ * and a whole request within server.requestTimeout (else a 408, through the server's 'clientError'
+ * listeners as node:http gives it, and the connection closes); checked
  * once a second, not with a timer per request.
  */
 export function installHttpEdge(server: Server, options: HttpEdgeOptions): HttpEdge {
@@ -192,10 +193,16 @@ export function installHttpEdge(server: Server, options: HttpEdgeOptions): HttpE
       handOver(socket, pending);
     }
 
+    /** As node:http: the server's 'clientError' listeners answer (Fastify's gives the gateway's error body), else a bare 408. */
     private timedOut(): void {
       this.phase = 'closed';
-      this.socket.end(REQUEST_TIMEOUT_ANSWER, 'latin1');
-      this.socket.destroySoon();
+      const socket = this.socket;
+      if (server.listenerCount('clientError') > 0) {
+        server.emit('clientError', Object.assign(new Error('Request timeout'), { code: 'ERR_HTTP_REQUEST_TIMEOUT' }), socket);
+        return;
+      }
+      socket.end(REQUEST_TIMEOUT_ANSWER, 'latin1');
+      socket.destroySoon();
     }
 
     private clientFinished(): void {
