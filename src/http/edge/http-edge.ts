@@ -71,7 +71,9 @@ export function installHttpEdge(server: Server, options: HttpEdgeOptions): HttpE
   };
 
   class EdgeConnection implements AnswerConnection {
-    private pending: Buffer | undefined;
+    /** Bytes read and not yet consumed, in the chunks they came in (joined only when a head is read or a body complete). */
+    private parts: Buffer[] = [];
+    private partsLength = 0;
     private phase: Phase = 'idle';
     private phaseSince = settings.clock;
     private request: ServedRequestHead | undefined;
@@ -113,7 +115,7 @@ export function installHttpEdge(server: Server, options: HttpEdgeOptions): HttpE
       this.enter('idle');
       if (this.socket.isPaused()) this.socket.resume();
       // A pipelined request already read: served on the next turn, outside the finished handler's stack.
-      if (this.pending !== undefined) setImmediate(() => this.phase === 'idle' && this.advance());
+      if (this.partsLength > 0) setImmediate(() => this.phase === 'idle' && this.advance());
     }
 
     /** Called once a second: closes what has waited longer than node:http would let it. */
@@ -131,27 +133,28 @@ export function installHttpEdge(server: Server, options: HttpEdgeOptions): HttpE
     }
 
     closeIfIdle(): void {
-      if (this.phase === 'idle' && this.pending === undefined) this.socket.destroy();
+      if (this.phase === 'idle' && this.partsLength === 0) this.socket.destroy();
     }
 
     private received(chunk: Buffer): void {
-      this.pending = this.pending === undefined ? chunk : Buffer.concat([this.pending, chunk]);
+      this.parts.push(chunk);
+      this.partsLength += chunk.length;
       if (this.phase === 'answering') {
         // Pipelined requests wait for the answer in progress; a client that keeps sending is slowed.
-        if (this.pending.length > options.bodyLimitBytes + settings.maxHeadBytes) this.socket.pause();
+        if (this.partsLength > options.bodyLimitBytes + settings.maxHeadBytes) this.socket.pause();
         return;
       }
       if (this.phase !== 'closed') this.advance();
     }
 
     private advance(): void {
-      const pending = this.pending;
-      if (pending === undefined) return;
+      if (this.partsLength === 0) return;
       if (this.phase === 'idle') {
         this.enter('head');
         this.requestStartedAt = performance.now();
       }
       if (this.phase === 'head') {
+        const pending = this.joined()!;
         if (!startsLikeServedRequest(pending)) return this.handOver();
         const headEnd = pending.indexOf(CRLF_CRLF);
         if (headEnd < 0 || headEnd > settings.maxHeadBytes) {
@@ -167,14 +170,28 @@ export function installHttpEdge(server: Server, options: HttpEdgeOptions): HttpE
       }
       const request = this.request!;
       const bodyEnd = this.bodyStart + request.bodyLength;
-      if (pending.length < bodyEnd) return;
+      // A large body arrives in many chunks: they are joined once, when all of it is here.
+      if (this.partsLength < bodyEnd) return;
+      const pending = this.joined()!;
       const body = pending.toString('utf8', this.bodyStart, bodyEnd);
-      this.pending = pending.length > bodyEnd ? pending.subarray(bodyEnd) : undefined;
+      if (pending.length > bodyEnd) {
+        this.parts = [pending.subarray(bodyEnd)];
+        this.partsLength = pending.length - bodyEnd;
+      } else {
+        this.parts = [];
+        this.partsLength = 0;
+      }
       this.phase = 'answering';
       const answer = new EdgeAnswer(this);
       this.answer = answer;
       if (requestStart.hasSubscribers) requestStart.publish({ answer, socket: this.socket, at: this.requestStartedAt });
       options.serve(request, body, answer, this.requestStartedAt);
+    }
+
+    /** The bytes not yet consumed, as one buffer. */
+    private joined(): Buffer | undefined {
+      if (this.parts.length > 1) this.parts = [Buffer.concat(this.parts, this.partsLength)];
+      return this.parts[0];
     }
 
     private enter(phase: Phase): void {
@@ -183,7 +200,8 @@ export function installHttpEdge(server: Server, options: HttpEdgeOptions): HttpE
     }
 
     private handOver(): void {
-      const { socket, pending } = this;
+      const socket = this.socket;
+      const pending = this.joined();
       this.detach();
       if (this.clientEnded) {
         // The client's half of the connection has ended, so node:http could not be given its bytes back.
@@ -222,7 +240,8 @@ export function installHttpEdge(server: Server, options: HttpEdgeOptions): HttpE
     private detach(): void {
       const socket = this.socket;
       connections.delete(this);
-      this.pending = undefined;
+      this.parts = [];
+      this.partsLength = 0;
       socket.off('data', this.onData);
       socket.off('end', this.onEnd);
       socket.off('close', this.onClose);
