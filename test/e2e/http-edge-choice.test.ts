@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import { describe, test } from 'node:test';
+import { whileSubscribed } from '../helpers/diagnostics-channels.js';
 import { startGateway, type RunningGateway } from '../helpers/start-gateway.js';
 
 // GW_HTTP_EDGE as the gateway wires it: inference calls are served by gw's HTTP edge by default
@@ -13,13 +13,10 @@ const CHANNELS = { edge: 'gw:http:request:start', node: 'http.server.request.sta
 
 async function readersOf(call: () => Promise<void>): Promise<string[]> {
   const used = new Set<string>();
-  const listeners = Object.entries(CHANNELS).map(([name, channel]) => [channel, () => used.add(name)] as const);
-  for (const [channel, listener] of listeners) subscribe(channel, listener);
-  try {
-    await call();
-  } finally {
-    for (const [channel, listener] of listeners) unsubscribe(channel, listener);
-  }
+  await whileSubscribed(
+    Object.entries(CHANNELS).map(([name, channel]) => [channel, () => used.add(name)] as const),
+    call,
+  );
   return [...used].sort();
 }
 

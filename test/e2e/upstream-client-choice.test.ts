@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { whileSubscribed } from '../helpers/diagnostics-channels.js';
 import { startGateway, type RunningGateway } from '../helpers/start-gateway.js';
 import { tempDirectory } from '../helpers/test-databases.js';
 import { FAKE_UPSTREAM_MARKER, startFakeOpenAIUpstream, type FakeOpenAIUpstream } from '../fakes/fake-openai-upstream.js';
@@ -51,12 +51,7 @@ describe('GW_UPSTREAM_CLIENT, as the gateway wires it', () => {
           },
         ] as const,
     );
-    for (const [channel, listener] of listeners) subscribe(channel, listener);
-    try {
-      await call();
-    } finally {
-      for (const [channel, listener] of listeners) unsubscribe(channel, listener);
-    }
+    await whileSubscribed(listeners, call);
     return [...used].sort();
   }
 
