@@ -46,7 +46,7 @@ type Phase = 'idle' | 'head' | 'body' | 'answering' | 'closed';
  * closes after server.keepAliveTimeout, a request head must arrive within server.headersTimeout
  * and a whole request within server.requestTimeout (else a 408, through the server's 'clientError'
  * listeners as node:http gives it, and the connection closes); checked
- * once a second, not with a timer per request.
+ * once a second, not with a timer per request, so up to a second late.
  */
 export function installHttpEdge(server: Server, options: HttpEdgeOptions): HttpEdge {
   const listeners = server.listeners('connection') as Array<(socket: Socket) => void>;
@@ -120,7 +120,10 @@ export function installHttpEdge(server: Server, options: HttpEdgeOptions): HttpE
 
     /** Called once a second: closes what has waited longer than node:http would let it. */
     sweep(now: number): void {
-      const waited = now - this.phaseSince;
+      // Whole seconds surely waited: a phase entered between two sweeps counts from the later one,
+      // so a timeout fires up to a second late, never early (clients reuse a kept connection until
+      // just before the Keep-Alive timeout this gateway announced).
+      const waited = now - this.phaseSince - 1;
       if (this.phase === 'idle') {
         // While the gateway stops, a connection accepted after closeIdleConnections ran is closed here.
         if (options.isClosing()) this.closeIfIdle();
