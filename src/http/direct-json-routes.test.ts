@@ -5,7 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { GatewayError } from '../errors/gateway-error.js';
 import { buildServer } from './build-server.js';
-import { isJsonContentType, serveJsonRoutesDirectly } from './direct-json-routes.js';
+import { serveJsonRoutesDirectly } from './direct-json-routes.js';
+import { isJsonContentType } from './edge/request-head.js';
 import type { InferenceHandler } from './inference-handler.js';
 
 const BODY_LIMIT = 4096;

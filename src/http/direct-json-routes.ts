@@ -9,8 +9,6 @@ import { bodyTooLarge, errorAnswer } from './error-handler.js';
 import type { InferenceHandler, InferenceReply, InferenceRequest } from './inference-handler.js';
 import { parseJsonBody } from './json-body.js';
 
-export { isJsonContentType };
-
 export interface DirectJsonRoutesOptions {
   /** Inference handlers by exact path (from registerInferenceRoutes: the JSON operations only). */
   handlers: ReadonlyMap<string, InferenceHandler>;
@@ -61,14 +59,7 @@ export function serveJsonRoutesDirectly(server: Server, options: DirectJsonRoute
     isClosing: options.isClosing,
     serve: (request, body, answer, startedAt) => {
       const reply = new DirectReply(answer, options.logger, newRequestId(), startedAt);
-      let parsed: unknown;
-      try {
-        parsed = parseJsonBody(body);
-      } catch (error) {
-        reply.fail(error);
-        return;
-      }
-      runHandler(options.handlers.get(request.path)!, reply, request.headers, parsed);
+      runOnJsonText(options.handlers.get(request.path)!, reply, request.headers, body);
     },
   });
 }
@@ -78,14 +69,25 @@ function runHandler(handler: InferenceHandler, reply: DirectReply, headers: Inco
   handler(exchange, reply).catch((error: unknown) => reply.fail(error));
 }
 
+/** Runs the handler on a body read whole; a body that is not JSON is the 400 parseJsonBody says. */
+function runOnJsonText(handler: InferenceHandler, reply: DirectReply, headers: IncomingHttpHeaders, text: string): void {
+  let body: unknown;
+  try {
+    body = parseJsonBody(text);
+  } catch (error) {
+    reply.fail(error);
+    return;
+  }
+  runHandler(handler, reply, headers, body);
+}
+
 function serve(handler: InferenceHandler, request: IncomingMessage, response: ServerResponse, options: DirectJsonRoutesOptions): void {
   const reply = new DirectReply(response, options.logger, newRequestId(), performance.now());
   const { headers } = request;
-  const run = (body: unknown) => runHandler(handler, reply, headers, body);
   const declaredLength = headers['content-length'];
   if (declaredLength === undefined && headers['transfer-encoding'] === undefined) {
     // As in Fastify: a request that declares no body has none to parse; validation answers it.
-    run(undefined);
+    runHandler(handler, reply, headers, undefined);
     return;
   }
   const limit = options.bodyLimitBytes;
@@ -112,14 +114,7 @@ function serve(handler: InferenceHandler, request: IncomingMessage, response: Se
   };
   const onEnd = () => {
     stopReading();
-    let body: unknown;
-    try {
-      body = parseJsonBody(chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
-    } catch (error) {
-      reply.fail(error);
-      return;
-    }
-    run(body);
+    runOnJsonText(handler, reply, headers, chunks.length === 1 ? chunks[0]!.toString('utf8') : Buffer.concat(chunks, received).toString('utf8'));
   };
   const onError = () => {
     stopReading();

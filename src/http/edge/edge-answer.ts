@@ -1,11 +1,11 @@
 import { EventEmitter } from 'node:events';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
+import { HEADER_NAME } from '../../lib/http-syntax.js';
 import type { AnswerStream } from '../answer-stream.js';
 
 /** Characters a header value may hold when written (node:http's rule: tab, visible ASCII, obs-text). */
 const INVALID_HEADER_CHARACTER = /[^\t\x20-\x7e\x80-\xff]/;
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /** What the connection tells its answer, and is told by it. */
 export interface AnswerConnection {

@@ -27,8 +27,6 @@ export interface HttpEdgeOptions extends RequestHeadRules {
 export interface HttpEdge {
   /** Closes the connections that wait for a request; the others close once their answer is written. */
   closeIdleConnections(): void;
-  /** Connections the edge holds now (handed-over ones are node:http's). */
-  connectionCount(): number;
 }
 
 type Phase = 'idle' | 'head' | 'body' | 'answering' | 'closed';
@@ -267,7 +265,6 @@ export function installHttpEdge(server: Server, options: HttpEdgeOptions): HttpE
     closeIdleConnections() {
       for (const connection of connections) connection.closeIfIdle();
     },
-    connectionCount: () => connections.size,
   };
 }
 

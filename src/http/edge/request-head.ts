@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { CONTENT_LENGTH_DIGITS, HEADER_NAME } from '../../lib/http-syntax.js';
 
 /**
  * A request the edge serves itself: an inference call with a JSON body of known length. Anything
@@ -30,10 +31,8 @@ export interface RequestHeadRules {
 
 const REQUEST_LINE_START = 'POST /';
 const REQUEST_LINE_END = ' HTTP/1.1';
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
 /** Control characters other than horizontal tab, which a header value may not hold (RFC 9110 §5.5). */
 const INVALID_VALUE_CHARACTER = /[\x00-\x08\x0a-\x1f\x7f]/;
-const DIGITS = /^\d{1,15}$/;
 
 const handOver = (reason: string): HandedOverRequestHead => ({ kind: 'hand-over', reason });
 
@@ -76,7 +75,7 @@ export function readRequestHead(text: string, rules: RequestHeadRules): RequestH
   if (!isJsonContentType(headers['content-type'])) return handOver('not a JSON body');
   const declaredLength = headers['content-length'];
   if (declaredLength === undefined) return handOver('no Content-Length');
-  if (!DIGITS.test(declaredLength)) return handOver('a Content-Length that is not a number');
+  if (!CONTENT_LENGTH_DIGITS.test(declaredLength)) return handOver('a Content-Length that is not a number');
   const bodyLength = Number(declaredLength);
   if (bodyLength > rules.bodyLimitBytes) return handOver('a body over the limit');
   let closeAfter = false;

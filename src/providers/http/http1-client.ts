@@ -6,6 +6,7 @@ import type { BufferedResponse, SendOptions } from './upstream-client.js';
 import type { UpstreamRequest } from './provider-adapter.js';
 import { Http1ResponseReader, type ResponseListener } from './http1-response-reader.js';
 import type { CallSignal } from '../../lib/call-signal.js';
+import { HEADER_NAME } from '../../lib/http-syntax.js';
 
 /**
  * A lean HTTP/1.1 client for upstream calls: a keep-alive pool of sockets per origin, the request
@@ -79,7 +80,6 @@ const onError = channel('gw:upstream:request:error');
 
 /** Margin kept before a server's announced keep-alive timeout, so we never write into a closing socket. */
 const KEEP_ALIVE_MARGIN_MS = 1_000;
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const HEADER_VALUE_FORBIDDEN = /[\r\n\0]/;
 
 interface Origin {

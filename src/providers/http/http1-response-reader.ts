@@ -1,11 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { CONTENT_LENGTH_DIGITS, HEADER_NAME } from '../../lib/http-syntax.js';
 
 /** Response heads larger than this are refused (undici's and Node's default limits are similar). */
 const MAX_HEAD_BYTES = 64 * 1024;
 const CRLF_CRLF = Buffer.from('\r\n\r\n', 'latin1');
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/;
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
-const DIGITS = /^\d{1,15}$/;
 
 /** A response the upstream sent that HTTP/1.1 does not allow (the connection is then dropped). */
 export class MalformedResponseError extends Error {
@@ -236,10 +235,10 @@ export function appendHeader(headers: Record<string, string | string[]>, name: s
 
 /** One length, however often it is repeated (RFC 9110 §8.6); anything else is refused. */
 function parseContentLength(value: string | string[]): number {
-  if (typeof value === 'string' && DIGITS.test(value)) return Number(value);
+  if (typeof value === 'string' && CONTENT_LENGTH_DIGITS.test(value)) return Number(value);
   const distinct = new Set((Array.isArray(value) ? value : [value]).flatMap((entry) => entry.split(',').map((part) => part.trim())));
   const [only] = distinct;
-  if (distinct.size !== 1 || !DIGITS.test(only!)) throw new MalformedResponseError('bad content-length');
+  if (distinct.size !== 1 || !CONTENT_LENGTH_DIGITS.test(only!)) throw new MalformedResponseError('bad content-length');
   return Number(only);
 }
 
