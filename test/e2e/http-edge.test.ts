@@ -96,6 +96,29 @@ describe('the HTTP edge answers every refusal in the error body with the x-gw he
     assert.equal((await chat({})).status, 200);
   });
 
+  test("a request whose body does not arrive in time is a 408 in the gateway's error body, and the connection closes", async () => {
+    const server = gateway.running.gateway.server.server;
+    const [headersTimeout, requestTimeout] = [server.headersTimeout, server.requestTimeout];
+    server.headersTimeout = 1000;
+    server.requestTimeout = 1000;
+    try {
+      // A served call's head, then only part of its body: the edge holds it, and gives up as node:http would.
+      const answer = await rawExchange(
+        gateway.running.url,
+        `POST /v1/chat/completions HTTP/1.1\r\nhost: gw\r\nauthorization: Bearer ${gateway.running.apiKey}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"model":`,
+      );
+      const [head, text] = answer.split('\r\n\r\n');
+      assert.match(head!, /^HTTP\/1\.1 408 /, answer);
+      assert.match(head!, /\r\nx-gw-request-id: req_/i, answer);
+      assert.match(head!, /\r\nconnection: close/i, answer);
+      assert.equal(JSON.parse(text!).error.code, 'invalid_request', answer);
+    } finally {
+      server.headersTimeout = headersTimeout;
+      server.requestTimeout = requestTimeout;
+    }
+    assert.equal((await chat({})).status, 200);
+  });
+
   test('JSON nested past 128 levels is a 400 saying so, on the direct path and through the framework alike', async () => {
     const messages = '"model":"local-chat","messages":[{"role":"user","content":"hi"}]';
     const deepBodies = [
