@@ -75,7 +75,7 @@ lines.push('## Targets (issue 8)');
 lines.push('');
 lines.push(table(['target', 'measured', 'verdict', 'floor, same run'], targetChecks(peer, scenarios).map((check) => [check.target, check.figure, check.verdict, check.floor ?? '–'])));
 lines.push('');
-lines.push('The last column is context; the verdicts are judged on gw’s figure alone. Beside the embedded latency targets it is what `bench/bare-node-proxy.mjs` (node:http in front of an undici pool, one JSON parse, nothing else) added over the direct call in the scenario run: the floor under a gateway built on node:http and undici on this machine (gw reads its clients’ connections and sends its upstream requests with its own code, so it can go below it; `bench/bare-net-proxy.mjs`, the same proxy on node:net alone, is the lower floor, not measured here). Beside the Postgres + Redis latency targets it is one Redis round trip from the gateway’s CPU (`bench/redis-round-trip.mjs`: PINGs one at a time, as far apart as the scenario’s calls, median over the rounds): the least that checking shared state before the upstream request adds to the embedded figure.');
+lines.push('The last column is context; the verdicts are judged on gw’s figure alone. Beside the embedded latency targets it is what `bench/bare-node-proxy.mjs` (node:http in front of an undici pool, one JSON parse, nothing else) added over the direct call in the scenario run: the floor under a gateway built on node:http and undici on this machine; and, for whole answers, what `bench/bare-net-proxy.mjs` (the same proxy on node:net alone, no HTTP library) added: the lower floor, under any Node process that reads the request, parses it and makes a second loopback hop. gw reads its clients’ connections and sends its upstream requests with its own code, so it can go below the first; the second is what it can approach. Beside the Postgres + Redis latency targets it is one Redis round trip from the gateway’s CPU (`bench/redis-round-trip.mjs`: PINGs one at a time, as far apart as the scenario’s calls, median over the rounds): the least that checking shared state before the upstream request adds to the embedded figure.');
 lines.push('');
 
 lines.push('## peerbench: gw next to the direct call and Portkey');
@@ -116,7 +116,7 @@ lines.push('');
 lines.push('## Extra scenarios (each against the direct call, same run)');
 lines.push('');
 const describe = { 'chat@500': 'chat, 500 req/s', 'chat@2000': 'chat, 2,000 req/s', 'thr@32': 'chat, max throughput, 32 conns', 'embeddings@500': 'embeddings, 500 req/s', stream: 'streamed chat, first event' };
-const variant = { gw: '', 'gw-cache-hit': ' — cache hit', 'gw-guardrail': ' — PII guardrail (pre-call)', 'node-floor': ' — bare Node proxy, the floor (bench/bare-node-proxy.mjs: no framework, no governance)' };
+const variant = { gw: '', 'gw-cache-hit': ' — cache hit', 'gw-guardrail': ' — PII guardrail (pre-call)', 'node-floor': ' — bare Node proxy, the floor (bench/bare-node-proxy.mjs: no framework, no governance)', 'net-floor': ' — bare node:net proxy, the lower floor (bench/bare-net-proxy.mjs: no HTTP library, no governance)' };
 for (const [name, mode] of Object.entries(scenarios?.modes ?? {})) {
   lines.push(`### ${mode.label ?? name}`);
   lines.push('');

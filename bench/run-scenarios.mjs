@@ -41,6 +41,7 @@ const settings = {
   gwPort: number('BENCH_GW_PORT', 18991),
   postgresGwPort: number('BENCH_GW_PG_PORT', 18993),
   floorPort: number('BENCH_FLOOR_PORT', 18992),
+  netFloorPort: number('BENCH_NET_FLOOR_PORT', 18994),
   mockChunks: number('MOCK_CHUNKS', 20),
   mockChunkDelayMs: number('MOCK_CHUNK_DELAY_MS', 10),
   modes: (environment.BENCH_MODES ?? 'sqlite postgres').split(/\s+/).filter(Boolean),
@@ -79,14 +80,27 @@ async function startGateway(mode, port) {
   return handle;
 }
 
-/** bench/bare-node-proxy.mjs on the gateway's CPU: the floor a gateway built on node:http and undici stands on. */
-async function startFloor() {
-  if (await portOpen(settings.floorPort)) throw new Error(`port ${settings.floorPort} is in use (set BENCH_FLOOR_PORT)`);
-  const args = [join(benchDir, 'bare-node-proxy.mjs'), '--port', String(settings.floorPort), '--upstream', `http://127.0.0.1:${settings.mockPort}`, '--seconds', '7200'];
-  const handle = startProcess({ command: process.execPath, args, cwd: root, cpus: cpus(settings.gwCpus), logFile: join(resultsDir, 'node-floor.log') });
-  started.push(handle);
-  await waitForListening(handle, { port: settings.floorPort });
-  return handle;
+/**
+ * The two bare proxies on the gateway's CPU, measured beside gw at 500 req/s: bench/bare-node-proxy.mjs
+ * (`node-floor`, node:http in front of undici: the floor a gateway built on them stands on) and
+ * bench/bare-net-proxy.mjs (`net-floor`, the same on node:net alone, whole answers only: the lower
+ * floor, under any Node gateway that parses the request).
+ */
+async function startFloors() {
+  const floors = {};
+  const plan = [
+    { name: 'node-floor', port: settings.floorPort, variable: 'BENCH_FLOOR_PORT', script: 'bare-node-proxy.mjs', upstream: ['--upstream', `http://127.0.0.1:${settings.mockPort}`] },
+    { name: 'net-floor', port: settings.netFloorPort, variable: 'BENCH_NET_FLOOR_PORT', script: 'bare-net-proxy.mjs', upstream: ['--upstream-port', String(settings.mockPort)] },
+  ];
+  for (const { name, port, variable, script, upstream } of plan) {
+    if (await portOpen(port)) throw new Error(`port ${port} is in use (set ${variable})`);
+    const args = [join(benchDir, script), '--port', String(port), ...upstream, '--seconds', '7200'];
+    const handle = startProcess({ command: process.execPath, args, cwd: root, cpus: cpus(settings.gwCpus), logFile: join(resultsDir, `${name}.log`) });
+    started.push(handle);
+    await waitForListening(handle, { port });
+    floors[name] = handle;
+  }
+  return floors;
 }
 
 async function warmUp(groups, gatewayPid) {
@@ -101,7 +115,7 @@ async function warmUp(groups, gatewayPid) {
 async function openMode(mode, port) {
   const gateway = await startGateway(mode, port);
   const gatewayPid = gateway.pid;
-  const floor = mode.name === 'sqlite' ? await startFloor() : null;
+  const floors = mode.name === 'sqlite' ? await startFloors() : {};
   const notes = [...(mode.notes ?? [])];
   const bodies = writeVariantBodies({ peerDir, resultsDir, guardrailId: mode.guardrailId, mode: mode.name });
   const probes = { cache: false, guardrail: false };
@@ -119,12 +133,13 @@ async function openMode(mode, port) {
   }
   const groups = scenarioGroups({
     mode: mode.name, peerDir, benchDir, mockPort: settings.mockPort, gwPort: port, apiKey: mode.apiKey, bodies, probes,
-    streamConcurrency: settings.streamConcurrency, minEvents: settings.mockChunks + 2, floorPort: floor ? settings.floorPort : undefined,
+    streamConcurrency: settings.streamConcurrency, minEvents: settings.mockChunks + 2, floorPort: floors['node-floor'] ? settings.floorPort : undefined,
+    netFloorPort: floors['net-floor'] ? settings.netFloorPort : undefined,
   });
   log(`${mode.name}: gateway pid ${gatewayPid} on port ${port} ready; probes ${JSON.stringify(probes)}; warming up`);
   await warmUp(groups, gatewayPid);
-  const pidOf = (name) => (name === 'direct' ? undefined : name === 'node-floor' ? floor?.pid : gatewayPid);
-  return { mode, gateway, floor, pidOf, notes, probes, groups, rssIdleKb: memoryKb(gatewayPid, 'VmRSS'), records: [], redisRoundTrips: [] };
+  const pidOf = (name) => (name === 'direct' ? undefined : name in floors ? floors[name].pid : gatewayPid);
+  return { mode, gateway, floors, pidOf, notes, probes, groups, rssIdleKb: memoryKb(gatewayPid, 'VmRSS'), records: [], redisRoundTrips: [] };
 }
 
 /**
@@ -197,7 +212,7 @@ async function closeMode(session, soak) {
   const rssEndKb = memoryKb(gatewayPid, 'VmRSS');
   const alive = session.gateway.child.exitCode === null;
   await stopProcess(session.gateway);
-  if (session.floor) await stopProcess(session.floor);
+  for (const floor of Object.values(session.floors)) await stopProcess(floor);
   const { mode, probes, notes, rssIdleKb, records, redisRoundTrips } = session;
   return { label: mode.label, probes, notes, rssIdleKb, rssPeakKb, rssEndKb, aliveAtEnd: alive, soak, records, redisRoundTrips };
 }

@@ -141,11 +141,16 @@ export function targetChecks(peer, scenarios, gwName = 'gw') {
   const p50 = added500?.p50_ms ?? null;
   const p99 = added500?.p99_ms ?? null;
   const sqliteRows = scenarios?.modes?.sqlite ? scenarioRows(scenarios.modes.sqlite) : [];
-  // What the bare Node proxy added in the same run: the floor under a gateway built on
-  // node:http and undici (bench/bare-net-proxy.mjs, on node:net alone, is lower), printed beside the absolute latency targets (the verdicts do not use it).
+  // What the bare proxies added in the same run, printed beside the absolute latency targets (the
+  // verdicts do not use them): bench/bare-node-proxy.mjs, the floor under a gateway built on
+  // node:http and undici, and bench/bare-net-proxy.mjs (whole answers only), the same on node:net
+  // alone: the lower floor, which gw's own HTTP edge and upstream client can approach.
   const floorOf = (group, quantile) => {
-    const added = sqliteRows.find((row) => row.group === group && row.name === 'node-floor')?.[`added_${quantile}`];
-    return added === undefined || added === null ? undefined : `${signed(added)} ms`;
+    const addedBy = (name) => sqliteRows.find((row) => row.group === group && row.name === name)?.[`added_${quantile}`] ?? null;
+    const nodeFloor = addedBy('node-floor');
+    const netFloor = addedBy('net-floor');
+    if (nodeFloor === null) return undefined;
+    return netFloor === null ? `${signed(nodeFloor)} ms` : `${signed(nodeFloor)} ms (node:http + undici), ${signed(netFloor)} ms (node:net)`;
   };
   checks.push({ target: 'Added p50 at 500 req/s ≤ 0.3 ms', figure: p50 === null ? '–' : `${signed(p50)} ms`, verdict: verdict(p50 !== null && p50 <= 0.3, p50 !== null), floor: floorOf('chat@500', 'p50') });
   checks.push({ target: 'Added p99 at 500 req/s ≤ 2 ms', figure: p99 === null ? '–' : `${signed(p99)} ms`, verdict: verdict(p99 !== null && p99 <= 2, p99 !== null), floor: floorOf('chat@500', 'p99') });

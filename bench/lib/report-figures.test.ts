@@ -91,21 +91,26 @@ describe('benchmark report figures', () => {
     assert.equal(verdictOf(bad, 'Peak RSS'), 'NOT met');
   });
 
-  test('the bare Node proxy’s added latency of the scenario run is printed beside the latency targets; the verdict stays gw’s', () => {
+  test('the bare proxies’ added latency of the scenario run is printed beside the latency targets; the verdict stays gw’s', () => {
     const stream = (firstEvent: number) => ({ first_event_ms: { p50: firstEvent, p99: firstEvent * 3 }, invalid: 0 });
     const records = [
       { mode: 'sqlite', group: 'chat@500', name: 'direct', kind: 'rate', round: 1, bad: 0, result: rate(0.2, 1.0, 500) },
       { mode: 'sqlite', group: 'chat@500', name: 'gw', kind: 'rate', round: 1, bad: 0, result: rate(0.6, 3.0, 500) },
       { mode: 'sqlite', group: 'chat@500', name: 'node-floor', kind: 'rate', round: 1, bad: 0, result: rate(0.45, 2.5, 500) },
+      { mode: 'sqlite', group: 'chat@500', name: 'net-floor', kind: 'rate', round: 1, bad: 0, result: rate(0.35, 1.8, 500) },
       { mode: 'sqlite', group: 'stream', name: 'direct', kind: 'stream', round: 1, bad: 0, result: stream(0.5) },
       { mode: 'sqlite', group: 'stream', name: 'gw', kind: 'stream', round: 1, bad: 0, result: stream(1.4) },
       { mode: 'sqlite', group: 'stream', name: 'node-floor', kind: 'stream', round: 1, bad: 0, result: stream(1.0) },
     ];
     const checks = targetChecks(peer(4200, { p50_ms: 0.4, p99_ms: 1.5 }, 1.1, 120 * 1024), { modes: { sqlite: { records } } }) as Array<Check & { floor?: string }>;
     const of = (prefix: string) => checks.find((check) => check.target.startsWith(prefix))!;
-    assert.equal(of('Added p50').floor, '+0.25 ms');
-    assert.equal(of('Added p99').floor, '+1.50 ms');
-    assert.equal(of('Streaming: first event').floor, '+0.50 ms');
+    assert.equal(of('Added p50').floor, '+0.25 ms (node:http + undici), +0.15 ms (node:net)');
+    assert.equal(of('Added p99').floor, '+1.50 ms (node:http + undici), +0.80 ms (node:net)');
+    assert.equal(of('Streaming: first event').floor, '+0.50 ms', 'the node:net proxy answers whole bodies only: no stream floor of its own');
+    const onlyNodeFloor = targetChecks(peer(4200, { p50_ms: 0.4, p99_ms: 1.5 }, 1.1, 120 * 1024), {
+      modes: { sqlite: { records: records.filter((record) => record.name !== 'net-floor') } },
+    }) as Array<Check & { floor?: string }>;
+    assert.equal(onlyNodeFloor.find((check) => check.target.startsWith('Added p50'))!.floor, '+0.25 ms', 'a run without the node:net proxy (older results) prints the one floor');
     assert.equal(of('Added p50').verdict, 'NOT met', 'gw’s +0.4 ms misses 0.3 ms whatever the floor');
     assert.equal(of('Max throughput').floor, undefined);
 

@@ -24,12 +24,14 @@ export function writeVariantBodies({ peerDir, resultsDir, guardrailId, mode }) {
 
 /**
  * Groups of measurements for one storage mode.
- * context: { mode, peerDir, benchDir, mockPort, gwPort, apiKey, bodies, probes, streamConcurrency, minEvents, floorPort }
- * floorPort: where bench/bare-node-proxy.mjs listens (embedded mode only), measured as `node-floor`.
+ * context: { mode, peerDir, benchDir, mockPort, gwPort, apiKey, bodies, probes, streamConcurrency, minEvents, floorPort, netFloorPort }
+ * floorPort: where bench/bare-node-proxy.mjs listens (embedded mode only), measured as `node-floor`;
+ * netFloorPort: where bench/bare-net-proxy.mjs listens, measured as `net-floor` (chat at 500 req/s
+ * only: it answers whole bodies, not streams).
  * probes: { cache: boolean, guardrail: boolean } (from the probe requests before load).
  */
 export function scenarioGroups(context) {
-  const { mode, peerDir, benchDir, mockPort, gwPort, apiKey, bodies, probes, streamConcurrency, minEvents, floorPort } = context;
+  const { mode, peerDir, benchDir, mockPort, gwPort, apiKey, bodies, probes, streamConcurrency, minEvents, floorPort, netFloorPort } = context;
   const direct = { url: `http://127.0.0.1:${mockPort}`, headers: 'Authorization: Bearer peerbench' };
   const gateway = { url: `http://127.0.0.1:${gwPort}`, headers: `Authorization: Bearer ${apiKey}` };
   const chatBody = join(peerDir, 'bodies', 'chat.json');
@@ -42,6 +44,7 @@ export function scenarioGroups(context) {
   const full = mode === 'sqlite';
   const floor = full && floorPort ? { url: `http://127.0.0.1:${floorPort}`, headers: '' } : null;
   if (floor) chat500.push(entry('node-floor', floor, chatRate(500)));
+  if (full && netFloorPort) chat500.push(entry('net-floor', { url: `http://127.0.0.1:${netFloorPort}`, headers: '' }, chatRate(500)));
   if (full && probes.cache) chat500.push(entry('gw-cache-hit', gateway, { ...chatRate(500), bodyFile: bodies.cacheBody }));
   if (full && probes.guardrail) chat500.push(entry('gw-guardrail', gateway, { ...chatRate(500), bodyFile: bodies.guardrailBody }));
 
