@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { fmt, median, peerbenchRows, scenarioRows, signed, targetChecks } from './lib/report-figures.mjs';
+import { fmt, median, peerbenchRows, scenarioRows, signed, stealSummary, targetChecks } from './lib/report-figures.mjs';
+import { machineTicks, stealPercent } from './lib/processes.mjs';
 
 const options = {};
 for (let index = 2; index < process.argv.length; index += 2) options[process.argv[index].replace(/^--/, '')] = process.argv[index + 1];
@@ -60,9 +61,10 @@ lines.push(table(['', ''], [
   ['Portkey', peer?.meta?.portkey_version ? `@portkey-ai/gateway ${peer.meta.portkey_version}` : 'not measured'],
   ['Pinning', peer?.meta ? (String(peer.meta.pin) === '1' ? `gateway on cpu ${peer.meta.gw_cpus}, mock + load generators on cpu ${peer.meta.load_cpus}` : 'off') : '–'],
   ['Run', `${peer?.meta?.started_at ?? scenarios?.started_at ?? '–'} → ${scenarios?.ended_at ?? peer?.meta?.ended_at ?? '–'}`],
+  ['CPU time taken by the hypervisor (steal)', stealLine()],
 ]));
 lines.push('');
-lines.push('Figures are ratios within one run on a shared 2-core machine, not absolute capacity (see ../shared/peerbench/README.md).');
+lines.push('Figures are ratios within one run on a shared 2-core machine, not absolute capacity (see ../shared/peerbench/README.md). Steal is the share of all CPUs’ time (/proc/stat) that the virtual CPUs were ready to run but the hypervisor ran something else: where it is more than a few percent, the latency tails of that part of the run (every target’s alike) say more about the host than about the gateways.');
 lines.push('');
 lines.push('## Commands');
 lines.push('');
@@ -142,6 +144,8 @@ for (const [name, mode] of Object.entries(scenarios?.modes ?? {})) {
   lines.push(`Peak RSS (VmHWM) of the gateway: ${fmt(mode.rssPeakKb / 1024)} MB (idle after warm-up ${fmt(mode.rssIdleKb / 1024)} MB, at the end ${fmt(mode.rssEndKb / 1024)} MB).`);
   const serverCpu = modeRows.find((row) => row.kind === 'thr' && row.name === 'gw')?.servicesCpuUsPerRequest;
   if (serverCpu) lines.push(`- CPU of the shared servers per request at max throughput (32 conns), besides the gateway's own: ${Object.entries(serverCpu).map(([name, us]) => `${name} ${fmt(us)} µs`).join(', ')} (they share the machine's CPUs with the gateway and the load).`);
+  const steal = stealSummary(mode.records);
+  if (steal) lines.push(`- CPU time taken by the hypervisor during these measurements: median ${fmt(steal.medianPct)}%, highest ${fmt(steal.maxPct)}% (${describe[steal.at.group] ?? steal.at.group}${variant[steal.at.name] ?? ` — ${steal.at.name}`}, round ${steal.at.round}).`);
   for (const note of mode.notes ?? []) lines.push(`- ${note}`);
   if (mode.soak) lines.push(`- Soak: ${mode.soak.durationS} s at 500 req/s, RSS samples (MB): ${mode.soak.samples.map((sample) => fmt(sample.rss_kb / 1024)).join(', ')}; bad ${mode.soak.bad}.`);
   lines.push('');
@@ -162,6 +166,19 @@ if (profile) {
 void median;
 writeFileSync(outPath, `${lines.join('\n').replace(/\n{3,}/g, '\n\n').trim()}\n`);
 console.error(`report: wrote ${outPath}`);
+
+/** Steal over the peerbench part (bench/run.sh saves /proc/stat before and after it) and over the scenario measurements. */
+function stealLine() {
+  const parts = [];
+  const saved = join(options.results, 'peerbench-stat.txt');
+  const stat = existsSync(saved) ? readFileSync(saved, 'utf8').trim().split('\n') : [];
+  const peerSteal = stat.length === 2 ? stealPercent(machineTicks(stat[0]), machineTicks(stat[1])) : null;
+  if (peerSteal !== null) parts.push(`peerbench ${fmt(peerSteal)}%`);
+  const records = Object.values(scenarios?.modes ?? {}).flatMap((mode) => mode.records ?? []);
+  const steal = stealSummary(records);
+  if (steal) parts.push(`scenario measurements median ${fmt(steal.medianPct)}%, highest ${fmt(steal.maxPct)}%`);
+  return parts.length ? parts.join('; ') : 'not recorded';
+}
 
 /** How the run waited for a quiet machine before each scenario measurement (bench/lib/processes.mjs, waitForQuiet). */
 function quietNote(scenarios) {

@@ -65,9 +65,12 @@ source "$RESULTS/gw.env"
 PEER_RC=0
 if [ "${BENCH_SKIP_PEERBENCH:-0}" != 1 ]; then
   log "peerbench: direct, Portkey and gw (GW_CMD), interleaved"
+  # The machine's CPU counters before and after, for the time the hypervisor took meanwhile (the report's steal figure).
+  head -n 1 /proc/stat >"$RESULTS/peerbench-stat.txt"
   GW_NAME=gw GW_CMD='exec bin/gw-server' GW_HEADERS="Authorization: Bearer $BENCH_API_KEY" \
     OUT_JSON="$RESULTS/peerbench.json" RUN_DIR="$RESULTS/peerbench" \
     bash "$PEER/run.sh" || PEER_RC=$?
+  head -n 1 /proc/stat >>"$RESULTS/peerbench-stat.txt"
   [ "$PEER_RC" = 0 ] || log "WARNING: peerbench exited with $PEER_RC (3 = some answers were not 2xx/the mock's)"
   # 3 only means some target had bad answers. When only the peer did (Portkey overloaded on a slow
   # host), its figures are marked INVALID in the report, and the run itself has not failed.

@@ -1,13 +1,14 @@
 // One measurement with peerbench's own tools: loadgen.mjs (open-loop fixed rate, or streams)
 // or wrk (closed-loop max throughput), run pinned on the load CPUs. The gateway's CPU use over
-// the measurement is read from /proc.
+// the measurement is read from /proc, and so is the CPU time the hypervisor took meanwhile.
 import { join } from 'node:path';
-import { commandCpuSeconds, cpuSeconds, runToEnd } from './processes.mjs';
+import { commandCpuSeconds, cpuSeconds, machineTicks, runToEnd, stealPercent } from './processes.mjs';
 
 /**
  * spec: { kind: 'rate'|'stream'|'thr', url, bodyFile, headers, marker, rate?, conns?, concurrency?, minEvents? }
  * settings: { peerDir, loadCpus, durationS, streamDurationS, gatewayPid?, services? }
- * Returns { result (loadgen/wrk JSON or null), gwCpuPct, gwCpuS, wallS, rc }, and with `services`
+ * Returns { result (loadgen/wrk JSON or null), gwCpuPct, gwCpuS, wallS, rc, stealPct (the share of
+ * all CPUs' time stolen by the hypervisor during the measurement, %) }, and with `services`
  * (command names, e.g. ['redis-server', 'postgres']) their CPU seconds over the measurement by
  * name as `servicesCpuS`.
  */
@@ -15,6 +16,7 @@ export async function measure(spec, settings) {
   const { peerDir, loadCpus, durationS, streamDurationS, gatewayPid, services } = settings;
   const cpuBefore = gatewayPid ? cpuSeconds(gatewayPid) : 0;
   const servicesBefore = services?.length ? commandCpuSeconds(services) : undefined;
+  const ticksBefore = machineTicks();
   const started = Date.now();
   let run;
   if (spec.kind === 'thr') {
@@ -41,7 +43,8 @@ export async function measure(spec, settings) {
   const wallS = (Date.now() - started) / 1000;
   const gwCpuS = gatewayPid ? cpuSeconds(gatewayPid) - cpuBefore : null;
   const gwCpuPct = gwCpuS === null ? null : Number(((gwCpuS / wallS) * 100).toFixed(1));
-  const outcome = { result: parseResult(spec.kind, run.stdout), gwCpuPct, gwCpuS, wallS: Number(wallS.toFixed(2)), rc: run.code };
+  const stealPct = stealPercent(ticksBefore, machineTicks());
+  const outcome = { result: parseResult(spec.kind, run.stdout), gwCpuPct, gwCpuS, wallS: Number(wallS.toFixed(2)), rc: run.code, stealPct };
   if (servicesBefore) {
     const servicesAfter = commandCpuSeconds(services);
     outcome.servicesCpuS = Object.fromEntries(services.map((name) => [name, servicesAfter[name] - servicesBefore[name]]));

@@ -173,12 +173,22 @@ export async function runToEnd({ command, args = [], cpus, env = process.env, cw
   return { code, stdout, output: handle.output() };
 }
 
-/** Busy and total jiffies of the whole machine (every CPU) from /proc/stat. */
-function machineTicks() {
-  const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0].trim().split(/\s+/).slice(1).map(Number);
+/**
+ * Busy, stolen and total jiffies of the whole machine (every CPU) from /proc/stat's first line, or
+ * from that line as given (a copy saved earlier).
+ */
+export function machineTicks(statLine = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]) {
+  const fields = statLine.trim().split(/\s+/).slice(1).map(Number);
   const total = fields.reduce((sum, value) => sum + value, 0);
   // idle and iowait are the 4th and 5th; the rest (user, nice, system, irq, softirq, steal) is work.
-  return { busy: total - fields[3] - (fields[4] ?? 0), total };
+  // steal (the 8th) is time a virtual CPU was ready to run but the hypervisor ran something else.
+  return { busy: total - fields[3] - (fields[4] ?? 0), steal: fields[7] ?? 0, total };
+}
+
+/** The share of all CPUs' time the hypervisor took between two readings of machineTicks, in % (null when no time passed). */
+export function stealPercent(before, after) {
+  const total = after.total - before.total;
+  return total > 0 ? Number((((after.steal - before.steal) / total) * 100).toFixed(1)) : null;
 }
 
 /**

@@ -259,3 +259,15 @@ function postgresChecks(scenarios) {
   }
   return checks;
 }
+
+/**
+ * The CPU time the hypervisor took during a mode's measurements (each record's `stealPct`, from
+ * measure.mjs): the median and the highest, with the measurement it was. Undefined when no record
+ * has it (results from before it was recorded).
+ */
+export function stealSummary(records) {
+  const measured = (records ?? []).filter((record) => typeof record.stealPct === 'number');
+  if (measured.length === 0) return undefined;
+  const highest = measured.reduce((most, record) => (record.stealPct > most.stealPct ? record : most));
+  return { medianPct: median(measured.map((record) => record.stealPct)), maxPct: highest.stealPct, at: { group: highest.group, name: highest.name, round: highest.round } };
+}

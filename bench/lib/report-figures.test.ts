@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 // @ts-expect-error plain ESM script without type declarations
-import { median, pairedRatio, scenarioRows, targetChecks } from './report-figures.mjs';
+import { median, pairedRatio, scenarioRows, stealSummary, targetChecks } from './report-figures.mjs';
+import { machineTicks, stealPercent } from './processes.mjs';
 // @ts-expect-error plain ESM script without type declarations
 import { summarizeProfile } from '../summarize-profile.mjs';
 
@@ -185,5 +186,21 @@ describe('benchmark report figures', () => {
     assert.equal(all.functions[0].name.startsWith('startup'), true);
     const last = summarizeProfile(profile, 10, 3);
     assert.deepEqual(last.functions.map((entry: { name: string }) => entry.name.split(' ')[0]), ['request']);
+  });
+
+  test('the hypervisor’s share of the CPU time is read from /proc/stat lines and summarised per mode', () => {
+    // user nice system idle iowait irq softirq steal guest guest_nice
+    const before = machineTicks('cpu  1000 0 200 5000 10 0 40 100 0 0');
+    const after = machineTicks('cpu  1300 0 260 5540 10 0 50 190 0 0');
+    assert.deepEqual(before, { busy: 1340, steal: 100, total: 6350 });
+    assert.equal(stealPercent(before, after), 9, '90 stolen of 1,000 jiffies');
+    assert.equal(stealPercent(before, before), null, 'no time passed: no share');
+    assert.equal(machineTicks().total > 0, true, 'this machine’s own counters');
+
+    const record = (name: string, round: number, stealPct: number | null | undefined) => ({ group: 'chat@500', name, round, stealPct });
+    const summary = stealSummary([record('direct', 1, 1.5), record('gw', 1, 12.5), record('gw', 2, 2), record('direct', 2, null), record('gw', 3, undefined)]);
+    assert.deepEqual(summary, { medianPct: 2, maxPct: 12.5, at: { group: 'chat@500', name: 'gw', round: 1 } });
+    assert.equal(stealSummary([record('gw', 1, undefined)]), undefined, 'results from before steal was recorded');
+    assert.equal(stealSummary(undefined), undefined);
   });
 });
