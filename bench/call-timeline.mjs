@@ -2,13 +2,16 @@
 // Where a call's time goes, step by step: starts peerbench's mock and a prepared gateway for each
 // storage mode (embedded defaults; Postgres + Redis on BENCH_POSTGRES_URL / BENCH_REDIS_URL, a
 // fresh schema), pinned like the benchmark, with bench/lib/call-timeline-probe.mjs preloaded.
-// After a warm-up it sends calls one at a time (a stream, or chat calls 20 ms apart) and prints
+// After a warm-up it sends calls one at a time (a stream, or chat calls 20 ms apart: --pace) and prints
 // the median of each step in ms after the gateway saw the request, the modes side by side. The
 // gateway's steps come from its `gw:call:step` diagnostics channel (docs/pipeline.md). Needs
 // `npm run build` first.
 //
 //   node bench/call-timeline.mjs                       # streamed chat, both modes, 10 s each
 //   node bench/call-timeline.mjs --kind chat           # non-streamed chat
+//   node bench/call-timeline.mjs --kind chat --pace 500
+//                                                      # the same 500 a second: a warmer CPU; calls
+//                                                      # that overlap (a few in ten) blur their steps
 //   node bench/call-timeline.mjs --mode sqlite         # one mode only (sqlite | postgres | both)
 //   node bench/call-timeline.mjs --rate 500            # chat calls at 500 req/s, open loop: where the tail goes
 //   node bench/call-timeline.mjs --rate 500 --mode sqlite --bare --rounds 4
@@ -43,6 +46,8 @@ const option = (name, fallback) => {
 const rate = argv.includes('--rate') ? Number(option('rate', NaN)) : undefined;
 const bare = argv.includes('--bare');
 const rounds = Number(option('rounds', 1));
+// One-at-a-time chat calls a second (every step is credited to the latest request, so calls should seldom overlap).
+const pace = Number(option('pace', 50));
 const kind = option('kind', rate === undefined ? 'stream' : 'chat');
 const modeOption = option('mode', 'both');
 const rateOnly = (bare || argv.includes('--rounds')) && rate === undefined;
@@ -51,9 +56,11 @@ if (
   !['sqlite', 'postgres', 'both'].includes(modeOption) ||
   (rate !== undefined && (!(rate > 0 && rate <= 5000) || kind !== 'chat')) ||
   rateOnly ||
-  !(Number.isInteger(rounds) && rounds >= 1 && rounds <= 20)
+  !(Number.isInteger(rounds) && rounds >= 1 && rounds <= 20) ||
+  !(pace > 0 && pace <= 1000) ||
+  (argv.includes('--pace') && (rate !== undefined || kind !== 'chat'))
 ) {
-  console.error('usage: call-timeline.mjs [--kind stream|chat | --rate N (1-5000, chat) [--bare] [--rounds N (1-20)]] [--mode sqlite|postgres|both] [--seconds N] [--json]');
+  console.error('usage: call-timeline.mjs [--kind stream|chat | --rate N (1-5000, chat) [--bare] [--rounds N (1-20)] | --kind chat --pace N (1-1000)] [--mode sqlite|postgres|both] [--seconds N] [--json]');
   process.exit(2);
 }
 const modes = modeOption === 'both' ? ['sqlite', 'postgres'] : [modeOption];
@@ -108,7 +115,7 @@ async function main() {
   if (rate !== undefined) return spansAtRate(gateways, settings);
   const oneAtATime = (target) =>
     kind === 'chat'
-      ? { kind: 'rate', url: target.url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers: target.headers, marker: 'peerbench-mock', rate: 50 }
+      ? { kind: 'rate', url: target.url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers: target.headers, marker: 'peerbench-mock', rate: pace }
       : { kind: 'stream', url: target.url, bodyFile: join(peerDir, 'bodies', 'chat-stream.json'), headers: target.headers, marker: 'peerbench-mock', concurrency: 1, minEvents: 2 };
   const timelines = {};
   const clientFigures = {};
@@ -119,7 +126,7 @@ async function main() {
     await measure({ kind: 'thr', url: target.url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers: target.headers, conns: 32 }, { ...settings, durationS: 3 });
     await measure(oneAtATime(target), { ...settings, durationS: 2, streamDurationS: 2 });
     await collect(target);
-    console.error(`${labels[mode]}: ${kind === 'chat' ? 'chat calls 20 ms apart' : 'one stream at a time'} for ${seconds} s`);
+    console.error(`${labels[mode]}: ${kind === 'chat' ? `chat calls ${pace} a second` : 'one stream at a time'} for ${seconds} s`);
     const outcome = await measure(oneAtATime(target), settings);
     const calls = await collect(target);
     if (calls.length === 0) throw new Error(`${labels[mode]}: no calls were recorded (${JSON.stringify(outcome.result)})`);

@@ -6,7 +6,8 @@
 // group, so the two modes are compared on the same minutes of a host whose speed drifts. Each
 // measurement starts once the machine is quiet (QUIET_BUSY, QUIET_MAX_S), so one mode's leftovers
 // (Postgres absorbing a burst of inserts) do not land in the next one's tail. Every process started
-// here is stopped by its PID on exit. Reads state.json written by prepare.mjs.
+// here is stopped by its PID on exit. Reads state.json written by prepare.mjs. The two bare proxies
+// measured beside gw in embedded mode listen on BENCH_FLOOR_PORT (18992) and BENCH_NET_FLOOR_PORT (18994).
 //
 //   node bench/run-scenarios.mjs --results DIR --peer PEERBENCH_DIR --root REPO
 import { readFileSync, writeFileSync } from 'node:fs';

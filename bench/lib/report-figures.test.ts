@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 // @ts-expect-error plain ESM script without type declarations
 import { median, pairedRatio, scenarioRows, stealSummary, targetChecks } from './report-figures.mjs';
+// @ts-expect-error plain ESM script without type declarations
 import { machineTicks, stealPercent } from './processes.mjs';
 // @ts-expect-error plain ESM script without type declarations
 import { summarizeProfile } from '../summarize-profile.mjs';
