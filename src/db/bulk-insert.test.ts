@@ -104,6 +104,44 @@ test('inline writer: after a long turn (a busy loop) the next slice may run for 
   }
 });
 
+test("inline writer: batches written side by side do not lengthen each other's slices (the writer's own time is not the loop's busy time)", async () => {
+  const { connection } = openFile('side-by-side.db');
+  // A row costs a millisecond of the clock; the loop does nothing but write, so all of its busy
+  // time is the writer's. Four batches at once: each one's turn holds three slices of the others.
+  let clock = 0;
+  const slices: number[] = [];
+  const timed = new Proxy(connection, {
+    get(target, property) {
+      if (property === 'prepare') {
+        return (source: string) => {
+          const statement = target.prepare(source);
+          return { run: (values: unknown[]) => ((clock += 1), statement.run(values)) };
+        };
+      }
+      if (property === 'transaction') {
+        return (body: (...args: never[]) => number) =>
+          target.transaction((...args: never[]) => {
+            const from = args[3] as number;
+            const next = body(...args);
+            slices.push(next - from);
+            return next;
+          });
+      }
+      const value = Reflect.get(target, property, target) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const inserter = createSqliteInlineBulkInserter(timed, { sliceMs: 0.25, now: () => clock, busyMs: () => clock });
+  try {
+    await Promise.all([0, 1, 2, 3].map((batch) => inserter.insert('spend_ledger', ledgerRows(batch * 1_000, 200))));
+    assert.equal((connection.prepare('select count(*) as n from spend_ledger').get() as { n: number }).n, 800);
+    // Every slice stops at its first clock read (4 rows, 4 ms): counting the other batches' slices as busy time grew them.
+    assert.deepEqual([...new Set(slices)], [4], `slice sizes ${[...new Set(slices)].join(', ')}`);
+  } finally {
+    connection.close();
+  }
+});
+
 test('inline writer: a batch written within the slice time is one transaction, without a turn', async () => {
   const { connection } = openFile('one-slice.db');
   const inserter = createSqliteInlineBulkInserter(connection, { sliceMs: 0.25, now: () => 0 });

@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+// What holds the gateway's event loop besides the requests themselves, at a fixed rate: the
+// batched inserts' SQLite transactions (commit included), statements prepared, and garbage-
+// collection pauses, each timed inside the gateway (bench/lib/loop-blockers-probe.mjs), with the
+// client's p50 / p99 of the same window. A request that arrives during one of them waits for the
+// rest of it, so their count and length are what the latency tail is made of. Starts peerbench's
+// mock and a prepared embedded gateway per variant (pinned like the benchmark); the variant order
+// alternates by round. Variants as in bench/after-burst.mjs: Node flags and NAME=VALUE settings.
+// Needs `npm run build`.
+//
+//   node bench/loop-blockers.mjs                                                  # the defaults only
+//   node bench/loop-blockers.mjs --variant window1s='GW_LOG_FLUSH_INTERVAL_MS=1000'
+//   options: --rounds N (2)  --rate N (500)  --seconds N (10)  --json
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { badCount, measure } from './lib/measure.mjs';
+import { portOpen, startProcess, waitForListening } from './lib/processes.mjs';
+import { gatewayEnvironment } from './lib/gateway-setup.mjs';
+import { startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
+import { describeSettings, numberOptions, optionReader, readVariants } from './lib/tool-options.mjs';
+import { summarizeBlockers } from './lib/loop-blockers-summary.mjs';
+
+const argv = process.argv.slice(2);
+const option = optionReader(argv);
+const variants = readVariants(argv);
+const { rounds, rate, seconds } = numberOptions(option, { rounds: 2, rate: 500, seconds: 10 });
+const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const { peerDir, mockPort, gwCpus, loadCpus } = toolSettings(root);
+const firstPort = Number(process.env.BENCH_GW_PORT ?? 18991);
+const resultsDir = mkdtempSync(join(tmpdir(), 'gw-loop-blockers-'));
+const started = [];
+
+/** Asks the probe for what it recorded since the last time, and waits for it. */
+async function collect(target) {
+  rmSync(target.output, { force: true });
+  process.kill(target.gateway.pid, 'SIGUSR2');
+  for (let waited = 0; waited < 10_000; waited += 100) {
+    await sleep(100);
+    try {
+      return JSON.parse(readFileSync(target.output, 'utf8'));
+    } catch {
+      // not written yet
+    }
+  }
+  throw new Error('the gateway did not write what it recorded');
+}
+
+async function main() {
+  const ports = variants.map((_, index) => firstPort + index);
+  for (const port of [mockPort, ...ports]) if (await portOpen(port)) throw new Error(`port ${port} is in use`);
+  const { state, storageFor } = await startToolFixture({ root, peerDir, resultsDir, mockPort, loadCpus, started });
+  const storage = await storageFor('sqlite');
+  const bodyFile = join(peerDir, 'bodies', 'chat.json');
+  const headers = `Authorization: Bearer ${storage.apiKey}`;
+  const settings = { peerDir, loadCpus, durationS: seconds, streamDurationS: seconds };
+  const targets = [];
+  for (const [index, variant] of variants.entries()) {
+    const output = join(resultsDir, `blockers-${index}.json`);
+    const env = gatewayEnvironment({ ...storage, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: ports[index] });
+    const gateway = startProcess({
+      command: join(root, 'bin/gw-server'),
+      cwd: root,
+      env: { ...env, ...variant.env, GW_NODE_FLAGS: `--import ${join(root, 'bench/lib/loop-blockers-probe.mjs')} ${variant.flags}`, GW_LOOP_BLOCKERS_OUT: output },
+      cpus: gwCpus,
+      logFile: join(resultsDir, `gw-${index}.log`),
+    });
+    started.push(gateway);
+    await waitForListening(gateway, { port: ports[index] });
+    targets.push({ variant, gateway, output, url: `http://127.0.0.1:${ports[index]}/v1/chat/completions` });
+  }
+  const rateSpec = (target) => ({ kind: 'rate', url: target.url, bodyFile, headers, marker: 'peerbench-mock', rate });
+  for (const target of targets) {
+    console.error(`${target.variant.name}: warming up`);
+    await measure({ kind: 'thr', url: target.url, bodyFile, headers, conns: 32 }, { ...settings, durationS: 3 });
+    await measure(rateSpec(target), { ...settings, durationS: 3 });
+  }
+  const results = targets.map(() => ({ events: [], windows: [] }));
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? targets : [...targets].reverse();
+    for (const target of order) {
+      console.error(`round ${round + 1}: ${target.variant.name}: ${rate} req/s for ${seconds} s`);
+      await collect(target);
+      const outcome = await measure(rateSpec(target), { ...settings, gatewayPid: target.gateway.pid });
+      const events = await collect(target);
+      const latency = outcome.result?.latency_ms;
+      if (!latency || badCount('rate', outcome.result) > 0) throw new Error(`${target.variant.name}: the window failed: ${JSON.stringify(outcome.result)}`);
+      const result = results[targets.indexOf(target)];
+      result.events.push(...events);
+      result.windows.push({ p50: latency.p50, p99: latency.p99, cpuMs: Math.round(outcome.gwCpuS * 1000) });
+    }
+  }
+  // The loadgen's window includes its one-second warm-up; the probe saw all of it.
+  const windowSeconds = rounds * (seconds + 1);
+  const summaries = results.map((result) => summarizeBlockers(result.events, windowSeconds));
+  if (argv.includes('--json')) {
+    console.log(JSON.stringify({ rate, seconds, variants: variants.map((variant, index) => ({ ...variant, windows: results[index].windows, blockers: summaries[index] })) }, null, 2));
+    return;
+  }
+  console.log(`${rate} req/s, ${rounds} windows of ${seconds} s per variant; per kind: how many a second, their p50 / p99 / max, their time a second, and how many a second ran over 0.5 and 1 ms`);
+  for (const [index, variant] of variants.entries()) {
+    const settingsText = describeSettings(variant);
+    console.log(`${variant.name}${settingsText ? ` (${settingsText})` : ''}`);
+    console.log(`  client: ${results[index].windows.map((window) => `p50 ${window.p50.toFixed(2)} p99 ${window.p99.toFixed(2)} ms (cpu ${window.cpuMs} ms)`).join(';  ')}`);
+    console.log(`  ${'kind'.padEnd(26)}${['a second', 'p50 ms', 'p99 ms', 'max ms', 'ms a s', '>0.5/s', '>1/s'].map((head) => head.padStart(9)).join('')}`);
+    for (const row of summaries[index]) {
+      const cells = [row.perSecond.toFixed(1), row.p50.toFixed(2), row.p99.toFixed(2), row.max.toFixed(2), row.msPerSecond.toFixed(1), row.overHalfMsPerSecond.toFixed(1), row.overOneMsPerSecond.toFixed(1)];
+      console.log(`  ${row.kind.padEnd(26)}${cells.map((cell) => cell.padStart(9)).join('')}`);
+    }
+  }
+}
+
+main()
+  .catch((error) => {
+    console.error(`loop-blockers FAILED: ${error.stack ?? error.message}`);
+    process.exitCode = 1;
+  })
+  .finally(() => stopStarted(started));
