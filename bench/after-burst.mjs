@@ -14,26 +14,19 @@
 //   node bench/after-burst.mjs --variant old='--single-threaded'          # default vs. another setting
 //   node bench/after-burst.mjs --variant trace='--trace-opt'              # counts optimising compiles too
 //   options: --rounds N (3)  --idle S (20)  --rate N (500)  --seconds N (8)  --conns N (128)  --json
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync, statSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { badCount, measure } from './lib/measure.mjs';
-import { portOpen, startProcess, waitForListening } from './lib/processes.mjs';
-import { gatewayEnvironment } from './lib/gateway-setup.mjs';
-import { startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
-import { describeSettings, numberOptions, optionReader, readVariants } from './lib/tool-options.mjs';
+import { prepareVariantRun, startVariantGateways, stopStarted, variantToolSetup } from './lib/tool-fixture.mjs';
+import { describeSettings } from './lib/tool-options.mjs';
 
-const argv = process.argv.slice(2);
-const option = optionReader(argv);
-const variants = readVariants(argv);
-const { rounds, idle: idleS, rate, seconds, conns } = numberOptions(option, { rounds: 3, idle: 20, rate: 500, seconds: 8, conns: 128 }, { mayBeZero: ['idle'] });
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const { peerDir, mockPort, gwCpus, loadCpus } = toolSettings(root);
-const firstPort = Number(process.env.BENCH_GW_PORT ?? 18991);
-const resultsDir = mkdtempSync(join(tmpdir(), 'gw-after-burst-'));
-const started = [];
+const setup = variantToolSetup(
+  import.meta.url,
+  { rounds: 3, idle: 20, rate: 500, seconds: 8, conns: 128 },
+  { mayBeZero: ['idle'] },
+);
+const { rounds, idle: idleS, rate, seconds, conns } = setup.numbers;
+const { argv, variants, root, gwCpus, firstPort, resultsDir, started } = setup;
 
 /** Optimising compiles the gateway logged (only with --trace-opt among its flags) since `from` bytes of its log. */
 function compilesSince(logFile, from) {
@@ -48,23 +41,8 @@ function compilesSince(logFile, from) {
 }
 
 async function main() {
-  const ports = variants.map((_, index) => firstPort + index);
-  for (const port of [mockPort, ...ports]) if (await portOpen(port)) throw new Error(`port ${port} is in use`);
-  const { state, storageFor } = await startToolFixture({ root, peerDir, resultsDir, mockPort, loadCpus, started });
-  const storage = await storageFor('sqlite');
-  const bodyFile = join(peerDir, 'bodies', 'chat.json');
-  const headers = `Authorization: Bearer ${storage.apiKey}`;
-  const settings = { peerDir, loadCpus, durationS: seconds, streamDurationS: seconds };
-  const targets = [];
-  for (const [index, variant] of variants.entries()) {
-    const logFile = join(resultsDir, `gw-${index}.log`);
-    const env = gatewayEnvironment({ ...storage, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: ports[index] });
-    const gateway = startProcess({ command: join(root, 'bin/gw-server'), cwd: root, env: { ...env, ...variant.env, GW_NODE_FLAGS: variant.flags }, cpus: gwCpus, logFile });
-    started.push(gateway);
-    await waitForListening(gateway, { port: ports[index] });
-    const url = `http://127.0.0.1:${ports[index]}/v1/chat/completions`;
-    targets.push({ variant, gateway, logFile, url });
-  }
+  const { state, storage, bodyFile, headers, settings } = await prepareVariantRun(setup, seconds);
+  const targets = await startVariantGateways({ root, variants, storage, state, firstPort, gwCpus, resultsDir, started });
   const window = async (target) => {
     const logAt = statSync(target.logFile).size;
     const outcome = await measure({ kind: 'rate', url: target.url, bodyFile, headers, marker: 'peerbench-mock', rate }, { ...settings, gatewayPid: target.gateway.pid });

@@ -25,15 +25,14 @@
 // (node:http + undici, no gateway work: the floor under a gateway built on them) with the same probe, and
 // `--rounds N` measures every target N times in turn, pooling each one's calls, so a host whose
 // speed drifts from minute to minute weighs on all targets alike.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { measure } from './lib/measure.mjs';
 import { portOpen, startProcess, waitForListening } from './lib/processes.mjs';
 import { gatewayEnvironment } from './lib/gateway-setup.mjs';
-import { startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
+import { askProbe, startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
 import { alignTimelines, summarizeTimeline } from './lib/call-timeline-summary.mjs';
 import { summarizeSpans } from './lib/call-spans-summary.mjs';
 import { median } from './lib/report-figures.mjs';
@@ -125,10 +124,10 @@ async function main() {
     // Compiled code and pools in place before anything is counted; the warm-up's calls are dropped.
     await measure({ kind: 'thr', url: target.url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers: target.headers, conns: 32 }, { ...settings, durationS: 3 });
     await measure(oneAtATime(target), { ...settings, durationS: 2, streamDurationS: 2 });
-    await collect(target);
+    await askProbe(target.gateway.pid, target.output);
     console.error(`${labels[mode]}: ${kind === 'chat' ? `chat calls ${pace} a second` : 'one stream at a time'} for ${seconds} s`);
     const outcome = await measure(oneAtATime(target), settings);
-    const calls = await collect(target);
+    const calls = await askProbe(target.gateway.pid, target.output);
     if (calls.length === 0) throw new Error(`${labels[mode]}: no calls were recorded (${JSON.stringify(outcome.result)})`);
     // The load generator's own warm-up second is recorded too: drop the first fifth.
     timelines[labels[mode]] = summarizeTimeline(calls.slice(Math.floor(calls.length / 5)));
@@ -162,7 +161,7 @@ async function spansAtRate(gateways, settings) {
     console.error(`${labels[name]}: warming up`);
     await measure({ kind: 'thr', url: target.url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers: target.headers, conns: 32 }, { ...settings, durationS: 3 });
     await measure(specFor(target), { ...settings, durationS: 2 });
-    await collect(target);
+    await askProbe(target.gateway.pid, target.output);
   }
   const pooled = Object.fromEntries(targets.map((name) => [name, { calls: [], client: [], unmatched: 0 }]));
   for (let round = 1; round <= rounds; round++) {
@@ -170,7 +169,7 @@ async function spansAtRate(gateways, settings) {
       const target = gateways[name];
       console.error(`${labels[name]}: ${rate} chat calls a second for ${seconds} s${rounds > 1 ? ` (round ${round} of ${rounds})` : ''}`);
       const outcome = await measure(specFor(target), settings);
-      const recorded = await collect(target);
+      const recorded = await askProbe(target.gateway.pid, target.output);
       // The load generator's own warm-up second is recorded too: only calls after it count.
       const firstSeen = Math.min(...recorded.calls.map((call) => call.seen));
       const calls = recorded.calls.filter((call) => call.seen >= firstSeen + 1000);
@@ -205,21 +204,6 @@ async function spansAtRate(gateways, settings) {
     console.log(`${(rounds > 1 ? 'client: send → whole answer (round median)' : 'client: send → whole answer').padEnd(42)}${[client.p50, client.p90, client.p99, client.max].map((value) => figure(value).padStart(10)).join('')}`);
     console.log('');
   }
-}
-
-/** Asks the probe for the calls recorded since the last time, and waits for them. */
-async function collect(target) {
-  rmSync(target.output, { force: true });
-  process.kill(target.gateway.pid, 'SIGUSR2');
-  for (let waited = 0; waited < 10_000; waited += 100) {
-    await sleep(100);
-    try {
-      return JSON.parse(readFileSync(target.output, 'utf8'));
-    } catch {
-      // not written yet
-    }
-  }
-  throw new Error('the gateway did not write its call timeline');
 }
 
 main()

@@ -11,66 +11,30 @@
 //   node bench/loop-blockers.mjs                                                  # the defaults only
 //   node bench/loop-blockers.mjs --variant window1s='GW_LOG_FLUSH_INTERVAL_MS=1000'
 //   options: --rounds N (2)  --rate N (500)  --seconds N (10)  --json
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { join } from 'node:path';
 import { badCount, measure } from './lib/measure.mjs';
-import { portOpen, startProcess, waitForListening } from './lib/processes.mjs';
-import { gatewayEnvironment } from './lib/gateway-setup.mjs';
-import { startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
-import { describeSettings, numberOptions, optionReader, readVariants } from './lib/tool-options.mjs';
+import { askProbe, prepareVariantRun, startVariantGateways, stopStarted, variantToolSetup } from './lib/tool-fixture.mjs';
+import { describeSettings } from './lib/tool-options.mjs';
 import { summarizeBlockers } from './lib/loop-blockers-summary.mjs';
 
-const argv = process.argv.slice(2);
-const option = optionReader(argv);
-const variants = readVariants(argv);
-const { rounds, rate, seconds } = numberOptions(option, { rounds: 2, rate: 500, seconds: 10 });
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const { peerDir, mockPort, gwCpus, loadCpus } = toolSettings(root);
-const firstPort = Number(process.env.BENCH_GW_PORT ?? 18991);
-const resultsDir = mkdtempSync(join(tmpdir(), 'gw-loop-blockers-'));
-const started = [];
-
-/** Asks the probe for what it recorded since the last time, and waits for it. */
-async function collect(target) {
-  rmSync(target.output, { force: true });
-  process.kill(target.gateway.pid, 'SIGUSR2');
-  for (let waited = 0; waited < 10_000; waited += 100) {
-    await sleep(100);
-    try {
-      return JSON.parse(readFileSync(target.output, 'utf8'));
-    } catch {
-      // not written yet
-    }
-  }
-  throw new Error('the gateway did not write what it recorded');
-}
+const setup = variantToolSetup(import.meta.url, { rounds: 2, rate: 500, seconds: 10 });
+const { rounds, rate, seconds } = setup.numbers;
+const { argv, variants, root, gwCpus, firstPort, resultsDir, started } = setup;
 
 async function main() {
-  const ports = variants.map((_, index) => firstPort + index);
-  for (const port of [mockPort, ...ports]) if (await portOpen(port)) throw new Error(`port ${port} is in use`);
-  const { state, storageFor } = await startToolFixture({ root, peerDir, resultsDir, mockPort, loadCpus, started });
-  const storage = await storageFor('sqlite');
-  const bodyFile = join(peerDir, 'bodies', 'chat.json');
-  const headers = `Authorization: Bearer ${storage.apiKey}`;
-  const settings = { peerDir, loadCpus, durationS: seconds, streamDurationS: seconds };
-  const targets = [];
-  for (const [index, variant] of variants.entries()) {
-    const output = join(resultsDir, `blockers-${index}.json`);
-    const env = gatewayEnvironment({ ...storage, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port: ports[index] });
-    const gateway = startProcess({
-      command: join(root, 'bin/gw-server'),
-      cwd: root,
-      env: { ...env, ...variant.env, GW_NODE_FLAGS: `--import ${join(root, 'bench/lib/loop-blockers-probe.mjs')} ${variant.flags}`, GW_LOOP_BLOCKERS_OUT: output },
-      cpus: gwCpus,
-      logFile: join(resultsDir, `gw-${index}.log`),
-    });
-    started.push(gateway);
-    await waitForListening(gateway, { port: ports[index] });
-    targets.push({ variant, gateway, output, url: `http://127.0.0.1:${ports[index]}/v1/chat/completions` });
-  }
+  const { state, storage, bodyFile, headers, settings } = await prepareVariantRun(setup, seconds);
+  const outputOf = (index) => join(resultsDir, `blockers-${index}.json`);
+  const targets = await startVariantGateways({
+    root,
+    variants,
+    storage,
+    state,
+    firstPort,
+    gwCpus,
+    resultsDir,
+    started,
+    probe: (index) => ({ flags: `--import ${join(root, 'bench/lib/loop-blockers-probe.mjs')}`, env: { GW_LOOP_BLOCKERS_OUT: outputOf(index) } }),
+  });
   const rateSpec = (target) => ({ kind: 'rate', url: target.url, bodyFile, headers, marker: 'peerbench-mock', rate });
   for (const target of targets) {
     console.error(`${target.variant.name}: warming up`);
@@ -82,9 +46,9 @@ async function main() {
     const order = round % 2 === 0 ? targets : [...targets].reverse();
     for (const target of order) {
       console.error(`round ${round + 1}: ${target.variant.name}: ${rate} req/s for ${seconds} s`);
-      await collect(target);
+      await askProbe(target.gateway.pid, outputOf(targets.indexOf(target)));
       const outcome = await measure(rateSpec(target), { ...settings, gatewayPid: target.gateway.pid });
-      const events = await collect(target);
+      const events = await askProbe(target.gateway.pid, outputOf(targets.indexOf(target)));
       const latency = outcome.result?.latency_ms;
       if (!latency || badCount('rate', outcome.result) > 0) throw new Error(`${target.variant.name}: the window failed: ${JSON.stringify(outcome.result)}`);
       const result = results[targets.indexOf(target)];

@@ -14,25 +14,17 @@
 //   node bench/memory-map.mjs --variant hgp40='--heap-growing-percent=40'       # default vs. a Node flag
 //   node bench/memory-map.mjs --variant mmap='MALLOC_MMAP_THRESHOLD_=65536'     # default vs. a malloc setting
 //   options: --rounds N (2)  --seconds N (8)  --rate N (500)  --json
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
 import { badCount, measure } from './lib/measure.mjs';
-import { portOpen, startProcess, stopProcess, waitForListening } from './lib/processes.mjs';
+import { startProcess, stopProcess, waitForListening } from './lib/processes.mjs';
 import { gatewayEnvironment } from './lib/gateway-setup.mjs';
-import { startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
-import { describeSettings, numberOptions, optionReader, readVariants } from './lib/tool-options.mjs';
+import { prepareVariantRun, stopStarted, variantToolSetup } from './lib/tool-fixture.mjs';
+import { describeSettings } from './lib/tool-options.mjs';
 
-const argv = process.argv.slice(2);
-const option = optionReader(argv);
-const variants = readVariants(argv);
-const { rounds, seconds, rate } = numberOptions(option, { rounds: 2, seconds: 8, rate: 500 });
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const { peerDir, mockPort, gwCpus, loadCpus } = toolSettings(root);
-const firstPort = Number(process.env.BENCH_GW_PORT ?? 18991);
-const resultsDir = mkdtempSync(join(tmpdir(), 'gw-memory-map-'));
-const started = [];
+const setup = variantToolSetup(import.meta.url, { rounds: 2, seconds: 8, rate: 500 });
+const { rounds, seconds, rate } = setup.numbers;
+const { argv, variants, root, gwCpus, firstPort, resultsDir, started } = setup;
 
 const megabytes = (kilobytes) => Number((kilobytes / 1024).toFixed(1));
 
@@ -65,19 +57,13 @@ function residentByMapping(pid) {
 }
 
 async function main() {
-  const ports = variants.map((_, index) => firstPort + index);
-  for (const port of [mockPort, ...ports]) if (await portOpen(port)) throw new Error(`port ${port} is in use`);
-  const { state, storageFor } = await startToolFixture({ root, peerDir, resultsDir, mockPort, loadCpus, started });
-  const storage = await storageFor('sqlite');
-  const bodyFile = join(peerDir, 'bodies', 'chat.json');
-  const headers = `Authorization: Bearer ${storage.apiKey}`;
-  const settings = { peerDir, loadCpus, durationS: seconds, streamDurationS: seconds };
+  const { state, storage, bodyFile, headers, settings } = await prepareVariantRun(setup, seconds);
   const results = variants.map(() => []);
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? variants : [...variants].reverse();
     for (const variant of order) {
       const index = variants.indexOf(variant);
-      const port = ports[index];
+      const port = firstPort + index;
       const env = gatewayEnvironment({ ...storage, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port });
       const gateway = startProcess({
         command: join(root, 'bin/gw-server'),

@@ -1,9 +1,15 @@
-// What the single-purpose bench tools (allocation-profile.mjs, call-timeline.mjs) share: peerbench's
-// mock on the load CPUs with the benchmark's stream shape, a prepared embedded gateway
-// (bench/prepare.mjs), on request a prepared Postgres + Redis one, and stopping it all again.
-import { readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { runToEnd, startProcess, stopProcess, waitForListening } from './processes.mjs';
+// What the single-purpose bench tools (allocation-profile.mjs, call-timeline.mjs, after-burst.mjs,
+// loop-blockers.mjs, memory-map.mjs) share: their command-line setup, peerbench's mock on the load
+// CPUs with the benchmark's stream shape, a prepared embedded gateway (bench/prepare.mjs), on
+// request a prepared Postgres + Redis one, a gateway per variant, what a preloaded probe recorded,
+// and stopping it all again.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { portOpen, runToEnd, startProcess, stopProcess, waitForListening } from './processes.mjs';
+import { numberOptions, optionReader, readVariants } from './tool-options.mjs';
 import { gatewayEnvironment, prepareGateway } from './gateway-setup.mjs';
 import { postgresRedisMode } from './storage-modes.mjs';
 
@@ -60,4 +66,89 @@ export async function stopStarted(started) {
     if (handle.dispose) await handle.dispose().catch((error) => console.error(`cleanup failed: ${error.message}`));
     else await stopProcess(handle, 10_000);
   }
+}
+
+/**
+ * What a tool comparing variants (after-burst.mjs, loop-blockers.mjs, memory-map.mjs) sets up from
+ * its command line: its options and variants (bench/lib/tool-options.mjs), its numeric options
+ * with their defaults, the repository root, peerbench and the CPUs (toolSettings), the first
+ * gateway port (BENCH_GW_PORT, default 18991), a fresh results folder named after the tool, and
+ * the list of what it starts, for stopStarted.
+ */
+export function variantToolSetup(toolUrl, numberDefaults, { mayBeZero = [] } = {}) {
+  const argv = process.argv.slice(2);
+  const option = optionReader(argv);
+  const toolFile = fileURLToPath(toolUrl);
+  const root = resolve(dirname(toolFile), '..');
+  return {
+    argv,
+    option,
+    variants: readVariants(argv),
+    numbers: numberOptions(option, numberDefaults, { mayBeZero }),
+    root,
+    ...toolSettings(root),
+    firstPort: Number(process.env.BENCH_GW_PORT ?? 18991),
+    resultsDir: mkdtempSync(join(tmpdir(), `gw-${basename(toolFile, '.mjs')}-`)),
+    started: [],
+  };
+}
+
+/**
+ * The start of a variant tool's run on the embedded defaults: checks that the mock's port and one
+ * gateway port per variant are free, starts the mock and prepares the gateway's data
+ * (startToolFixture), and gives the chat body, the key's header and the measure() settings for
+ * windows of `seconds`.
+ */
+export async function prepareVariantRun(setup, seconds) {
+  const { variants, root, peerDir, mockPort, loadCpus, firstPort, resultsDir, started } = setup;
+  const ports = variants.map((_, index) => firstPort + index);
+  for (const port of [mockPort, ...ports]) if (await portOpen(port)) throw new Error(`port ${port} is in use`);
+  const { state, storageFor } = await startToolFixture({ root, peerDir, resultsDir, mockPort, loadCpus, started });
+  const storage = await storageFor('sqlite');
+  return {
+    state,
+    storage,
+    bodyFile: join(peerDir, 'bodies', 'chat.json'),
+    headers: `Authorization: Bearer ${storage.apiKey}`,
+    settings: { peerDir, loadCpus, durationS: seconds, streamDurationS: seconds },
+  };
+}
+
+/**
+ * One prepared gateway per variant, on consecutive ports from `firstPort`, pinned to `gwCpus`, each
+ * with its variant's Node flags and settings; `probe(index)` may add a preload's flags before them
+ * and its environment. Resolves when all listen: [{ variant, gateway, logFile, url }].
+ */
+export async function startVariantGateways({ root, variants, storage, state, firstPort, gwCpus, resultsDir, started, probe = () => ({ flags: '', env: {} }) }) {
+  const targets = [];
+  for (const [index, variant] of variants.entries()) {
+    const port = firstPort + index;
+    const logFile = join(resultsDir, `gw-${index}.log`);
+    const added = probe(index);
+    const env = gatewayEnvironment({ ...storage, configFile: state.catalog, masterKey: state.masterKey, secret: state.secret, port });
+    const flags = [added.flags, variant.flags].filter(Boolean).join(' ');
+    const gateway = startProcess({ command: join(root, 'bin/gw-server'), cwd: root, env: { ...env, ...variant.env, ...added.env, GW_NODE_FLAGS: flags }, cpus: gwCpus, logFile });
+    started.push(gateway);
+    await waitForListening(gateway, { port });
+    targets.push({ variant, gateway, logFile, url: `http://127.0.0.1:${port}/v1/chat/completions` });
+  }
+  return targets;
+}
+
+/**
+ * Asks a gateway's preloaded probe for what it recorded since the last time (SIGUSR2: the probe
+ * writes `outputFile` and starts over), and waits for the file.
+ */
+export async function askProbe(gatewayPid, outputFile) {
+  rmSync(outputFile, { force: true });
+  process.kill(gatewayPid, 'SIGUSR2');
+  for (let waited = 0; waited < 10_000; waited += 100) {
+    await sleep(100);
+    try {
+      return JSON.parse(readFileSync(outputFile, 'utf8'));
+    } catch {
+      // not written yet
+    }
+  }
+  throw new Error(`the gateway did not write what its probe recorded (${outputFile})`);
 }
