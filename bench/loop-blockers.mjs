@@ -9,7 +9,7 @@
 // Needs `npm run build`.
 //
 //   node bench/loop-blockers.mjs                                                  # the defaults only
-//   node bench/loop-blockers.mjs --variant window1s='GW_LOG_FLUSH_INTERVAL_MS=1000'
+//   node bench/loop-blockers.mjs --variant window200ms='GW_LOG_FLUSH_INTERVAL_MS=200'
 //   options: --rounds N (2)  --rate N (500)  --seconds N (10)  --json
 import { join } from 'node:path';
 import { badCount, measure } from './lib/measure.mjs';
@@ -45,13 +45,14 @@ async function main() {
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? targets : [...targets].reverse();
     for (const target of order) {
+      const index = targets.indexOf(target);
       console.error(`round ${round + 1}: ${target.variant.name}: ${rate} req/s for ${seconds} s`);
-      await askProbe(target.gateway.pid, outputOf(targets.indexOf(target)));
+      await askProbe(target.gateway.pid, outputOf(index));
       const outcome = await measure(rateSpec(target), { ...settings, gatewayPid: target.gateway.pid });
-      const events = await askProbe(target.gateway.pid, outputOf(targets.indexOf(target)));
+      const events = await askProbe(target.gateway.pid, outputOf(index));
       const latency = outcome.result?.latency_ms;
       if (!latency || badCount('rate', outcome.result) > 0) throw new Error(`${target.variant.name}: the window failed: ${JSON.stringify(outcome.result)}`);
-      const result = results[targets.indexOf(target)];
+      const result = results[index];
       result.events.push(...events);
       result.windows.push({ p50: latency.p50, p99: latency.p99, cpuMs: Math.round(outcome.gwCpuS * 1000) });
     }

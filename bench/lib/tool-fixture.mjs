@@ -70,8 +70,8 @@ export async function stopStarted(started) {
 
 /**
  * What a tool comparing variants (after-burst.mjs, loop-blockers.mjs, memory-map.mjs) sets up from
- * its command line: its options and variants (bench/lib/tool-options.mjs), its numeric options
- * with their defaults, the repository root, peerbench and the CPUs (toolSettings), the first
+ * its command line: its arguments, its variants and its numeric options with their defaults
+ * (bench/lib/tool-options.mjs), the repository root, peerbench and the CPUs (toolSettings), the first
  * gateway port (BENCH_GW_PORT, default 18991), a fresh results folder named after the tool, and
  * the list of what it starts, for stopStarted.
  */
@@ -82,7 +82,6 @@ export function variantToolSetup(toolUrl, numberDefaults, { mayBeZero = [] } = {
   const root = resolve(dirname(toolFile), '..');
   return {
     argv,
-    option,
     variants: readVariants(argv),
     numbers: numberOptions(option, numberDefaults, { mayBeZero }),
     root,
