@@ -11,6 +11,7 @@ import type { CallRecord, GatewayCall, Next, Outcome, UploadedFile } from '../pi
 import type { RequestRecorder } from '../observability/request-recorder.js';
 import type { AuthContext } from '../tenancy/tenancy-types.js';
 import { bearerToken } from './bearer-token.js';
+import { publishCallStep } from '../observability/call-steps.js';
 import { writeSseStream } from './sse-writer.js';
 import { validateBody } from './validate-body.js';
 import { checkModelAccess, type ModelDirectory } from './model-access.js';
@@ -144,7 +145,9 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
         streamed = true;
         await sendStream(reply, call, outcome, startedAt);
       } else {
+        publishCallStep(request.id, 'answer writing');
         sendOutcome(reply, record, outcome, startedAt);
+        publishCallStep(request.id, 'answer handed to the socket');
         if (loggedBody && outcome.kind === 'json') loggedResponse = responseText(outcome.body);
       }
     };

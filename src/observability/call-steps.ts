@@ -8,7 +8,12 @@ import { channel } from 'node:diagnostics_channel';
  * - `stage:<name>` as a pipeline stage starts (key-confirmation, rate-limit, meter, cache…);
  * - `admitted` once the call's admission checks (key still current, rate limits, credit hold)
  *   have passed, right before the router;
- * - `attempt` as an upstream attempt starts (once per attempt: retries and fallbacks repeat it).
+ * - `attempt` as an upstream attempt starts (once per attempt: retries and fallbacks repeat it);
+ * - for an answer read whole: `answer read` once the upstream's body is all here, `answer
+ *   translated` once the provider has made the call's outcome of it (usage read, `model` set),
+ *   `answer writing` as the pipeline's outcome reaches the HTTP handler, and `answer handed to the
+ *   socket` once the handler's write has returned (on a kept connection that write usually reaches
+ *   the kernel at once, so the span before it holds the send itself).
  *
  * Together with `gw:http:request:start` (calls gw's HTTP edge serves; src/http/edge/http-edge.ts), Node's
  * own channels (`http.server.request.start`) and undici's

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { Operation } from '../../protocol/endpoints.js';
+import { publishCallStep } from '../../observability/call-steps.js';
 import type { Outcome, StreamEvent } from '../../pipeline/stage.js';
 import { createSseParser } from '../../lib/sse-parser.js';
 import { createAwsEventStreamDecoder } from '../../lib/aws-event-stream.js';
@@ -95,7 +96,10 @@ export function createHttpProvider(
         });
         if (!streaming) {
           const response = await client.sendBuffered(upstreamRequest, sendOptions);
-          return answerFromBody(adapter, translator, { ...context, request }, response.statusCode, response.headers, response.body, usageRejected);
+          publishCallStep(context.requestId, 'answer read');
+          const answer = answerFromBody(adapter, translator, { ...context, request }, response.statusCode, response.headers, response.body, usageRejected);
+          publishCallStep(context.requestId, 'answer translated');
+          return answer;
         }
 
         const response = await client.send(upstreamRequest, sendOptions);
