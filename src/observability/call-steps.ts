@@ -9,11 +9,12 @@ import { channel } from 'node:diagnostics_channel';
  * - `admitted` once the call's admission checks (key still current, rate limits, credit hold)
  *   have passed, right before the router;
  * - `attempt` as an upstream attempt starts (once per attempt: retries and fallbacks repeat it);
- * - for an answer read whole: `answer read` once the upstream's body is all here, `answer
- *   translated` once the provider has made the call's outcome of it (usage read, `model` set),
- *   `answer writing` as the pipeline's outcome reaches the HTTP handler, and `answer handed to the
- *   socket` once the handler's write has returned (on a kept connection that write usually reaches
- *   the kernel at once, so the span before it holds the send itself).
+ * - for an upstream answer read whole (not a stream): `answer read` once its body is all here,
+ *   `answer translated` once the provider has made the call's outcome of it (usage read, `model` set);
+ * - for every answer that is not a stream (upstream, local model, cache hit): `answer writing` as
+ *   the pipeline's outcome reaches the HTTP handler, and `answer handed to the socket` once the
+ *   handler's write has returned (on a kept connection that write usually reaches the kernel at
+ *   once, so the span before it holds the send itself).
  *
  * Together with `gw:http:request:start` (calls gw's HTTP edge serves; src/http/edge/http-edge.ts), Node's
  * own channels (`http.server.request.start`) and undici's
