@@ -240,11 +240,12 @@ function sendOutcome(reply: InferenceReply, record: CallRecord, outcome: Exclude
 
 async function sendStream(reply: InferenceReply, call: GatewayCall, outcome: Extract<Outcome, { kind: 'stream' }>, startedAt: number): Promise<void> {
   reply.hijack();
-  const headers: Record<string, string> = {
-    ...call.record.headers,
+  // Object.assign, not a spread literal: the two keys added to a spread copy cost a new hidden
+  // class each on every stream (see buildContext in src/providers/http/create-http-provider.ts).
+  const headers: Record<string, string> = Object.assign({}, call.record.headers, {
     'x-gw-request-id': call.requestId,
     'x-gw-latency-ms': latencyHeader(startedAt),
-  };
+  });
   const result = await writeSseStream(reply.raw, outcome.events, {
     headers,
     includeUsage: call.includeUsage,

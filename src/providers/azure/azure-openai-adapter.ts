@@ -41,7 +41,8 @@ export function buildAzureRequest(
   const base = (baseUrl ?? '').replace(/\/+$/, '').replace(/\/openai$/, '');
   const deployment = encodeURIComponent(settings.deployment ?? upstreamModel);
   const apiVersion = encodeURIComponent(settings.apiVersion ?? AZURE_DEFAULT_API_VERSION);
-  const body: Record<string, unknown> = { ...withoutGwExtras(request), model: upstreamModel };
+  // Not a spread literal: see bodyFor in src/providers/compatible/compatible-adapter.ts.
+  const body: Record<string, unknown> = Object.assign({}, withoutGwExtras(request), { model: upstreamModel });
   if (context.stream) body.stream_options = { ...(body.stream_options as object | undefined), include_usage: true };
   return {
     method: 'POST',

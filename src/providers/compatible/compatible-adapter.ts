@@ -31,7 +31,10 @@ export function createCompatibleAdapter(preset: CompatiblePreset): ProviderAdapt
   };
 
   const bodyFor = (request: Record<string, unknown>, target: DeploymentTarget, stream: boolean): string => {
-    const body: Record<string, unknown> = { ...withoutGwExtras(request), model: target.upstreamModel };
+    // Copied onto a fresh object, not spread into a literal: `stream_options` added to a spread
+    // copy would cost a new hidden class on every call (see buildContext in
+    // src/providers/http/create-http-provider.ts).
+    const body: Record<string, unknown> = Object.assign({}, withoutGwExtras(request), { model: target.upstreamModel });
     for (const param of preset.unsupportedParams) delete body[param];
     if (stream) {
       // Always ask for usage so the call can be metered exactly; the client's own choice is honoured downstream.

