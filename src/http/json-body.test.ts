@@ -34,3 +34,15 @@ test(`json body: a body nested deeper than ${MAX_JSON_DEPTH} levels is a 400 say
   // Strings full of brackets are text, not nesting.
   assert.deepEqual(parseJsonBody(JSON.stringify({ content: '{['.repeat(10_000) })), { content: '{['.repeat(10_000) });
 });
+
+test('json body: a __proto__ key is dropped however its letters are spelt, and nothing else is', () => {
+  for (const key of ['__proto__', '__pro\\u0074o__', '\\u005f_proto__', '__\\u0070roto__', '__p\\u0072\\u006Fto__', '\\u005F\\u005F\\u0070\\u0072\\u006f\\u0074\\u006f\\u005f\\u005f']) {
+    const body = parseJsonBody(`{"${key}":{"polluted":"yes"},"a":1,"nested":{"${key}":{"polluted":"yes"}}}`) as Record<string, unknown>;
+    assert.equal(Object.hasOwn(body, '__proto__'), false, key);
+    assert.equal(Object.hasOwn(body.nested as object, '__proto__'), false, key);
+    assert.equal(Object.getPrototypeOf(body), Object.prototype, key);
+    assert.equal(body.a, 1);
+  }
+  // Escaped letters elsewhere, and non-ASCII escapes, parse as they are.
+  assert.deepEqual(parseJsonBody('{"t\\u0065xt":"caf\\u00e9 \\u0074ea","__protocol__":1}'), { text: 'café tea', __protocol__: 1 });
+});

@@ -19,11 +19,22 @@ export function parseJsonBody(text: string): unknown {
     throw new GatewayError('invalid_request', `The request body is nested too deeply: objects and arrays may nest at most ${MAX_JSON_DEPTH} levels.`);
   }
   try {
-    // The reviver costs time; only bodies that mention __proto__ pay it.
-    return text.includes('"__proto__"') ? JSON.parse(text, rejectPrototypeKeys) : JSON.parse(text);
+    // The reviver costs time; only bodies that may hold a __proto__ key pay it.
+    return mayHoldPrototypeKey(text) ? JSON.parse(text, rejectPrototypeKeys) : JSON.parse(text);
   } catch {
     throw new GatewayError('invalid_request', 'The request body is not valid JSON.');
   }
+}
+
+/**
+ * A `\u` escape of one of the letters of `__proto__` (`_`, `p`, `r`, `o`, `t`): JSON lets a key
+ * spell `"__pro\u0074o__"`, which parses to the same own `__proto__` key as the plain spelling.
+ * Clients escape non-ASCII text, rarely these ASCII letters, so bodies pay the reviver seldom.
+ */
+const ESCAPED_PROTOTYPE_LETTER = /\\u00(?:5[fF]|6[fF]|7[024])/;
+
+function mayHoldPrototypeKey(text: string): boolean {
+  return text.includes('"__proto__"') || (text.includes('\\u00') && ESCAPED_PROTOTYPE_LETTER.test(text));
 }
 
 /** JSON.parse reviver: drops keys that could pollute prototypes if a body were ever merged into an object. */
