@@ -7,6 +7,7 @@
 //
 //   node bench/allocation-profile.mjs                      # chat at 500 req/s for 5 s
 //   node bench/allocation-profile.mjs --kind stream        # 4 concurrent streams for 5 s
+//   node bench/allocation-profile.mjs --kind embedding     # embeddings at 500 req/s
 //   node bench/allocation-profile.mjs --survivors          # only what outlived the nursery
 //   node bench/allocation-profile.mjs --mode postgres      # Postgres + Redis (BENCH_POSTGRES_URL,
 //                                                          # BENCH_REDIS_URL; a fresh schema)
@@ -34,14 +35,15 @@ const option = (name, fallback) => {
 };
 const kind = option('kind', 'chat');
 const mode = option('mode', 'sqlite');
-if ((kind !== 'chat' && kind !== 'stream') || (mode !== 'sqlite' && mode !== 'postgres')) {
-  console.error('usage: allocation-profile.mjs [--kind chat|stream] [--mode sqlite|postgres] [--seconds N] [--rate N] [--survivors | --hidden-classes] [--top N] [--json]');
+if (!['chat', 'stream', 'embedding'].includes(kind) || (mode !== 'sqlite' && mode !== 'postgres')) {
+  console.error('usage: allocation-profile.mjs [--kind chat|stream|embedding] [--mode sqlite|postgres] [--seconds N] [--rate N] [--survivors | --hidden-classes] [--top N] [--json]');
   process.exit(2);
 }
 const seconds = Number(option('seconds', 5));
 const rate = Number(option('rate', 500));
 const top = Number(option('top', 20));
 const hiddenClasses = flag('hidden-classes');
+const CALL_NAMES = { chat: 'chat call', stream: 'streamed call', embedding: 'embeddings call' };
 if (hiddenClasses && flag('survivors')) {
   console.error('allocation-profile.mjs: --survivors and --hidden-classes are two different runs; pass one');
   process.exit(2);
@@ -86,10 +88,13 @@ async function main() {
   const mapLogStart = hiddenClasses ? statSync(mapLog).size : 0;
   if (!hiddenClasses) process.kill(gateway.pid, 'SIGUSR2');
   await sleep(300);
-  const spec =
-    kind === 'chat'
-      ? { kind: 'rate', url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers, marker: 'peerbench-mock', rate }
-      : { kind: 'stream', url, bodyFile: join(peerDir, 'bodies', 'chat-stream.json'), headers, marker: 'peerbench-mock', concurrency: 4, minEvents: 2 };
+  const specs = {
+    chat: { kind: 'rate', url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers, marker: 'peerbench-mock', rate },
+    stream: { kind: 'stream', url, bodyFile: join(peerDir, 'bodies', 'chat-stream.json'), headers, marker: 'peerbench-mock', concurrency: 4, minEvents: 2 },
+    // The mock's embedding answer has no marker text; its object type proves it came from the mock.
+    embedding: { kind: 'rate', url: url.replace('/chat/completions', '/embeddings'), bodyFile: join(root, 'bench/bodies/embeddings.json'), headers, marker: '"object":"embedding"', rate },
+  };
+  const spec = specs[kind];
   const outcome = await measure(spec, settings);
   await sleep(300);
   if (hiddenClasses) {
@@ -113,7 +118,7 @@ async function main() {
     return;
   }
   const what = flag('survivors') ? 'outliving the nursery' : 'allocated';
-  console.log(`${summary.bytesPerRequest} bytes ${what} per ${kind === 'chat' ? 'chat call' : 'streamed call'} (${summary.requests} calls)`);
+  console.log(`${summary.bytesPerRequest} bytes ${what} per ${CALL_NAMES[kind]} (${summary.requests} calls)`);
   console.log('\nby allocating function:');
   for (const row of summary.bySite) console.log(`${String(row.bytesPerRequest).padStart(8)}  ${row.site}`);
   console.log('\nby nearest gateway frame:');
@@ -147,7 +152,7 @@ function reportHiddenClasses(logText, requests) {
     console.log(JSON.stringify({ kind, ...summary }, null, 2));
     return;
   }
-  console.log(`${summary.classesPerRequest} hidden classes made per ${kind === 'chat' ? 'chat call' : 'streamed call'} (${summary.requests} calls)`);
+  console.log(`${summary.classesPerRequest} hidden classes made per ${CALL_NAMES[kind]} (${summary.requests} calls)`);
   console.log('\nby kind:');
   for (const row of summary.byKind) console.log(`${row.perRequest.toFixed(2).padStart(8)}  ${row.name}`);
   console.log('\ntransitions by the key they add:');
