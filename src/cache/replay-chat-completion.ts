@@ -27,8 +27,10 @@ export function canReplayAsStream(completion: ChatCompletion): boolean {
  * chunk with empty choices.
  */
 export function replayChatCompletion(completion: ChatCompletion, includeUsage: boolean): StreamEvent[] {
-  const base = { id: completion.id, object: 'chat.completion.chunk' as const, created: completion.created, model: completion.model };
-  const chunk = (choices: ChatCompletionChunk['choices']): StreamEvent => ({ chunk: { ...base, choices } });
+  const { id, created, model } = completion;
+  // Written out whole, not spread from a shared base: a key added to a spread copy makes a fresh
+  // hidden class per chunk on Node 20 (see buildContext in src/providers/http/create-http-provider.ts).
+  const chunk = (choices: ChatCompletionChunk['choices']): StreamEvent => ({ chunk: { id, object: 'chat.completion.chunk', created, model, choices } });
   const events: StreamEvent[] = [];
   for (const choice of completion.choices) {
     const { index } = choice;
@@ -58,7 +60,7 @@ export function replayChatCompletion(completion: ChatCompletion, includeUsage: b
   if (includeUsage && completion.usage) {
     // Not flagged usageOnly: that flag marks a chunk the client did not ask for, and this one it did.
     // No `usage` on the event either: a hit costs nothing, and metering reads that field.
-    events.push({ chunk: { ...base, choices: [], usage: completion.usage } });
+    events.push({ chunk: { id, object: 'chat.completion.chunk', created, model, choices: [], usage: completion.usage } });
   }
   return events;
 }

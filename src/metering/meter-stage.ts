@@ -142,7 +142,9 @@ export function createMeterStage(options: MeterStageOptions): Stage {
     call.record.usage = usage;
     call.record.costNanos = cost.costNanos;
     if (cost.unpriced) call.record.unpriced = true;
-    let units: SpendEntry['units'] = estimated || cost.fromHold ? { ...usage, estimated: true } : usage;
+    // Object.assign, not `{ ...usage, estimated: true }`: the key added to a spread copy would make a
+    // fresh hidden class per call (see buildContext in src/providers/http/create-http-provider.ts).
+    let units: SpendEntry['units'] = estimated || cost.fromHold ? Object.assign({}, usage, { estimated: true }) : usage;
     if (hit) units.cache = 'hit';
     const held = heldNanos.get(call.record);
     if (held !== undefined && cost.costNanos > held) units = { ...units, overHoldNanos: cost.costNanos - held };
