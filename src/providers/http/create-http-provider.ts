@@ -186,9 +186,9 @@ function answerFromBody(
  * call's context: on Node 20 an object literal that spreads an object and then adds a key it lacks
  * (`{ ...context, stream }`) gets a hidden class of its own every time, because V8 does not cache
  * the transition from the clone's class. That cost ~1.4 µs a call per literal and left two classes
- * a call for the full collector to sweep; `node bench/map-transitions.mjs` counts such classes
- * per call. A field added to TranslationContext must be added here too (the return types ask for
- * every required one).
+ * a call for the full collector to sweep; `node bench/allocation-profile.mjs --hidden-classes`
+ * counts such classes per call. A field added to TranslationContext must be added here too (the
+ * return types ask for every required one).
  */
 function buildContext(context: TranslationContext, stream: boolean): TranslationContext & { stream: boolean } {
   return { model: context.model, target: context.target, requestId: context.requestId, created: context.created, stream };
