@@ -24,6 +24,7 @@ import { measure } from './lib/measure.mjs';
 import { portOpen, startProcess, waitForListening } from './lib/processes.mjs';
 import { summarizeAllocations } from './lib/allocation-summary.mjs';
 import { summarizeMapLog } from './lib/map-log-summary.mjs';
+import { EMBEDDING_MARKER } from './lib/scenario-plan.mjs';
 import { gatewayEnvironment as modeEnvironment } from './lib/gateway-setup.mjs';
 import { startToolFixture, stopStarted, toolSettings } from './lib/tool-fixture.mjs';
 
@@ -91,8 +92,7 @@ async function main() {
   const specs = {
     chat: { kind: 'rate', url, bodyFile: join(peerDir, 'bodies', 'chat.json'), headers, marker: 'peerbench-mock', rate },
     stream: { kind: 'stream', url, bodyFile: join(peerDir, 'bodies', 'chat-stream.json'), headers, marker: 'peerbench-mock', concurrency: 4, minEvents: 2 },
-    // The mock's embedding answer has no marker text; its object type proves it came from the mock.
-    embedding: { kind: 'rate', url: url.replace('/chat/completions', '/embeddings'), bodyFile: join(root, 'bench/bodies/embeddings.json'), headers, marker: '"object":"embedding"', rate },
+    embedding: { kind: 'rate', url: url.replace('/chat/completions', '/embeddings'), bodyFile: join(root, 'bench/bodies/embeddings.json'), headers, marker: EMBEDDING_MARKER, rate },
   };
   const spec = specs[kind];
   const outcome = await measure(spec, settings);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 const MARKER = 'peerbench-mock';
 /** The mock's embedding answer has no marker text; its object type proves it came from the mock. */
-const EMBEDDING_MARKER = '"object":"embedding"';
+export const EMBEDDING_MARKER = '"object":"embedding"';
 
 /** Bodies derived from peerbench's chat body: the same request asking for the cache, or naming the guardrail. */
 export function writeVariantBodies({ peerDir, resultsDir, guardrailId, mode }) {
