@@ -46,6 +46,13 @@ interface Claim {
   retired: boolean;
 }
 
+/** A claim being made, and what the calls waiting for it want to carve out of it. */
+interface ClaimOnItsWay {
+  /** True once the claim holds all it asked for; false when it was cut short, refused or failed. */
+  landed: Promise<boolean>;
+  waitingNanos: number;
+}
+
 interface Carved {
   claim: Claim;
   amountNanos: number;
@@ -88,7 +95,7 @@ export function createAllowanceSpendGate(shared: SpendGate, options: AllowanceSp
   const current = new Map<string, Claim>();
   const carved = new Map<string, Carved>();
   /** Per set of accounts, the claim on its way, if any. */
-  const claiming = new Map<string, Promise<void>>();
+  const claiming = new Map<string, ClaimOnItsWay>();
 
   /** Claims whose release failed (the shared gate away): retried on every sweep, so they do not wait for the hold's deadline. */
   const unreleased = new Set<string>();
@@ -157,10 +164,21 @@ export function createAllowanceSpendGate(shared: SpendGate, options: AllowanceSp
     return true;
   }
 
-  /** Makes a claim on the accounts and holds the call out of it; refused as `reserve` refuses when even the call's own estimate is not covered. */
-  async function claimFor(reservationId: string, accounts: readonly SpendAccount[], amountNanos: number, ttlMs: number, key: string): Promise<ReserveResult> {
+  /**
+   * Makes a claim on the accounts, sized for `callsPerClaim` calls like this one plus `backlogNanos`
+   * (what calls already waiting want), and holds the call out of it; refused as `reserve` refuses
+   * when even the call's own estimate is not covered. `plenty`: the claim got all it asked for.
+   */
+  async function claimFor(
+    reservationId: string,
+    accounts: readonly SpendAccount[],
+    amountNanos: number,
+    ttlMs: number,
+    key: string,
+    backlogNanos: number,
+  ): Promise<{ result: ReserveResult; plenty: boolean }> {
     const holdId = `claim:${instance}:${++claimsMade}`;
-    const wanted = amountNanos * callsPerClaim;
+    const wanted = amountNanos * callsPerClaim + backlogNanos;
     let result;
     try {
       // The claim lives as long as a call carved at its very end may run.
@@ -170,14 +188,14 @@ export function createAllowanceSpendGate(shared: SpendGate, options: AllowanceSp
       unreleased.add(holdId);
       throw error;
     }
-    if (!result.ok) return result;
+    if (!result.ok) return { result, plenty: false };
     const at = now();
     const claim: Claim = { holdId, accounts, freeNanos: result.grantedNanos, running: 0, claimedAt: at, lastCarvedAt: at, retired: false };
     const replaced = current.get(key);
     current.set(key, claim);
     if (replaced) void retire(replaced);
     carve(reservationId, claim, amountNanos, at);
-    return { ok: true };
+    return { result: { ok: true }, plenty: result.grantedNanos >= wanted };
   }
 
   return {
@@ -187,21 +205,33 @@ export function createAllowanceSpendGate(shared: SpendGate, options: AllowanceSp
     async reserve(reservationId, accounts, amountNanos, ttlMs): Promise<ReserveResult> {
       if (reserveFromAllowance(reservationId, accounts, amountNanos)) return { ok: true };
       const key = accountsKey(accounts);
-      // One claim at a time per set of accounts: a burst of first calls would otherwise each claim
-      // 1/share of what is left, and hold far more than one claim between them.
-      const inFlight = claiming.get(key);
-      if (inFlight !== undefined) {
-        await inFlight;
+      // One claim at a time per set of accounts, and the calls that find one on its way wait for it:
+      // a burst (the calls of a stall arriving at once) would otherwise make a claim each, every
+      // claim retiring the one before, several round trips a call where one claim serves them all.
+      // A waiter the claim does not cover makes the next one, sized for every call still waiting.
+      let backlogNanos = 0;
+      for (let onItsWay = claiming.get(key); onItsWay !== undefined; onItsWay = claiming.get(key)) {
+        onItsWay.waitingNanos += amountNanos;
+        const plenty = await onItsWay.landed;
+        onItsWay.waitingNanos -= amountNanos;
         if (reserveFromAllowance(reservationId, accounts, amountNanos)) return { ok: true };
+        // Cut short (near an account's end), refused or failed: a claim more would be cut short
+        // too, so each call is decided on its own, exactly, as without allowances.
+        if (!plenty) return shared.reserve(reservationId, accounts, amountNanos, ttlMs);
+        backlogNanos = onItsWay.waitingNanos;
       }
-      let claimed!: () => void;
-      const claimDone = new Promise<void>((resolve) => (claimed = resolve));
-      if (!claiming.has(key)) claiming.set(key, claimDone);
+      let landed!: (plenty: boolean) => void;
+      const onItsWay: ClaimOnItsWay = { landed: new Promise<boolean>((resolve) => (landed = resolve)), waitingNanos: 0 };
+      claiming.set(key, onItsWay);
+      let plenty = false;
       try {
-        return await claimFor(reservationId, accounts, amountNanos, ttlMs, key);
+        const made = await claimFor(reservationId, accounts, amountNanos, ttlMs, key, backlogNanos);
+        plenty = made.plenty;
+        return made.result;
       } finally {
-        if (claiming.get(key) === claimDone) claiming.delete(key);
-        claimed();
+        // Gone before the waiters wake, so one the claim does not cover makes the next.
+        if (claiming.get(key) === onItsWay) claiming.delete(key);
+        landed(plenty);
       }
     },
 

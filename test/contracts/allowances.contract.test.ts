@@ -140,6 +140,51 @@ for (const shared of sharedStores) {
       assert.equal(hits, 20);
     });
 
+    test('credit: a burst larger than a claim makes one claim more, sized for the calls still waiting, not one a call', async () => {
+      const store = shared.gate();
+      let claims = 0;
+      let reserves = 0;
+      const claim = store.claim!.bind(store);
+      const reserve = store.reserve.bind(store);
+      const counted = { ...store, claim: (...args: Parameters<typeof claim>) => (claims++, claim(...args)), reserve: (...args: Parameters<typeof reserve>) => (reserves++, reserve(...args)) };
+      const gate = createAllowanceSpendGate(counted, { share: 32, sweepIntervalMs: 0 });
+      const budget = account('key:stall:all', 1_000_000_000);
+      await seedAtZero(store, [budget]);
+      // The calls of a stall arriving at once: the first claim covers 32 of them.
+      const held = await Promise.all(Array.from({ length: 200 }, (_, index) => gate.reserve(`stall-${index}`, [budget], 1_000, 60_000)));
+      assert.ok(held.every((result) => result.ok));
+      assert.equal(claims, 2);
+      assert.equal(reserves, 0);
+      // The first claim went to 32 calls; the second was for 32 calls' worth plus the 167 then still
+      // waiting, and the last of those 168 left 31 calls' worth in it.
+      assert.equal((await store.read(budget.key)).reservedNanos, 200_000 + 31_000);
+      for (let index = 0; index < 200; index++) await gate.settle(`stall-${index}`, [budget], 1_000);
+      await gate.close();
+      assert.deepEqual(await store.read(budget.key), { spentNanos: 200_000, reservedNanos: 0, creditedNanos: 0 });
+    });
+
+    test('credit: near an account\'s end a burst the claim does not cover is held call by call, exactly', async () => {
+      const store = shared.gate();
+      let claims = 0;
+      let reserves = 0;
+      const claim = store.claim!.bind(store);
+      const reserve = store.reserve.bind(store);
+      const counted = { ...store, claim: (...args: Parameters<typeof claim>) => (claims++, claim(...args)), reserve: (...args: Parameters<typeof reserve>) => (reserves++, reserve(...args)) };
+      const gate = createAllowanceSpendGate(counted, { share: 4, sweepIntervalMs: 0 });
+      // 40 calls' worth left. The first claim gets the 4 calls' worth it asks for; the second, asked
+      // for 4 calls' worth and the 45 calls still waiting, is cut to a quarter of the 36 left: 9.
+      const budget = account('key:end:all', 40_000);
+      await seedAtZero(store, [budget]);
+      const held = await Promise.all(Array.from({ length: 50 }, (_, index) => gate.reserve(`end-${index}`, [budget], 1_000, 60_000)));
+      assert.equal(claims, 2, 'a claim cut short is not followed by another');
+      assert.equal(reserves, 50 - 4 - 9);
+      assert.equal(held.filter((result) => result.ok).length, 40);
+      assert.equal((await store.read(budget.key)).reservedNanos, 40_000);
+      for (const [index, result] of held.entries()) if (result.ok) await gate.settle(`end-${index}`, [budget], 1_000);
+      await gate.close();
+      assert.deepEqual(await store.read(budget.key), { spentNanos: 40_000, reservedNanos: 0, creditedNanos: 0 });
+    });
+
     test('credit: a claim retired while a call still runs on it keeps only that call\'s part held', async () => {
       const store = shared.gate();
       const clock = { now: 0 };
