@@ -46,6 +46,8 @@ function redisCommandCounter(url) {
   const socket = net.connect(Number(url.port || 6379), url.hostname);
   let received = '';
   let waiting;
+  let failed;
+  socket.on('error', (error) => (failed = error));
   socket.on('data', (chunk) => {
     received += chunk.toString('latin1');
     const header = /^\$(\d+)\r\n/.exec(received);
@@ -56,7 +58,8 @@ function redisCommandCounter(url) {
   });
   return {
     read: () =>
-      new Promise((resolve) => {
+      new Promise((resolve, reject) => {
+        if (failed) return reject(new Error(`Redis at ${url.host}: ${failed.message}`));
         waiting = resolve;
         socket.write('*2\r\n$4\r\nINFO\r\n$5\r\nstats\r\n');
       }),
@@ -119,15 +122,18 @@ async function main() {
     for (const target of order) {
       const pid = target.gateway.pid;
       console.error(`round ${round + 1}: ${target.variant.name}: ${rate} req/s for ${seconds} s, stopped for ${stallMs} ms at ${at} s`);
-      const started = Date.now();
+      const windowStartedAt = Date.now();
       const measuring = measure(rateSpec(target), { ...settings, gatewayPid: pid });
       const sampling = sampleWhile({ pid, baseUrl: target.url.replace(/\/v1\/.*$/, ''), masterKey: state.masterKey }, redis, measuring);
       // The loadgen warms up for a second before its window.
       await sleep((1 + at) * 1000);
       const stoppedAt = Date.now();
       process.kill(pid, 'SIGSTOP');
-      await sleep(stallMs);
-      process.kill(pid, 'SIGCONT');
+      try {
+        await sleep(stallMs);
+      } finally {
+        process.kill(pid, 'SIGCONT');
+      }
       const outcome = await measuring;
       const samples = await sampling;
       const latency = outcome.result?.latency_ms;
@@ -139,8 +145,8 @@ async function main() {
         bad: badCount('rate', outcome.result),
         answeredPerSecond: done,
         cpuPct: outcome.gwCpuPct,
-        stoppedAtS: (stoppedAt - started) / 1000,
-        samples: samples.map(({ atMs, ...sample }) => ({ atS: (atMs - started) / 1000, ...sample })),
+        stoppedAtS: (stoppedAt - windowStartedAt) / 1000,
+        samples: samples.map(({ atMs, ...sample }) => ({ atS: (atMs - windowStartedAt) / 1000, ...sample })),
       });
     }
   }

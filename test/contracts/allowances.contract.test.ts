@@ -49,6 +49,23 @@ function account(key: string, limitNanos: number | null): SpendAccount {
 /** Fresh counters, seeded as the seeder seeds them (a shared gate uses no counter that is not). */
 const seedAtZero = (gate: SpendGate, accounts: SpendAccount[]) => Promise.all(accounts.map((entry) => gate.seed(entry, { spentNanos: 0 })));
 
+/** An allowance gate over `store` that counts the claims and the single-call holds it asks the store for. */
+function countingAllowanceGate(store: SpendGate, share: number) {
+  const asked = { claims: 0, reserves: 0 };
+  const claim = store.claim!.bind(store);
+  const reserve = store.reserve.bind(store);
+  const counted: SpendGate = {
+    ...store,
+    claim: (...args) => (asked.claims++, claim(...args)),
+    reserve: (...args) => (asked.reserves++, reserve(...args)),
+  };
+  return { gate: createAllowanceSpendGate(counted, { share, sweepIntervalMs: 0 }), asked };
+}
+
+/** `count` calls of 1,000 nano-USD each on `accounts` at once, as the calls of a stall arrive. */
+const burstOfCalls = (gate: SpendGate, prefix: string, accounts: SpendAccount[], count: number) =>
+  Promise.all(Array.from({ length: count }, (_, index) => gate.reserve(`${prefix}-${index}`, accounts, 1_000, 60_000)));
+
 // The start of a minute, so window arithmetic stays simple.
 const T0 = 1_700_000_040_000;
 const rpm = (max: number, amount = 1): WindowLimit => ({ key: 'rpm:k1', limit: max, windowMs: 60_000, amount });
@@ -118,14 +135,12 @@ for (const shared of sharedStores) {
 
     test('a burst of first calls makes one claim (credit) and one slice claim (rate limits), not one each', async () => {
       const store = shared.gate();
-      let claims = 0;
-      const claim = store.claim!.bind(store);
-      const gate = createAllowanceSpendGate({ ...store, claim: (...args) => (claims++, claim(...args)) }, { share: 32, sweepIntervalMs: 0 });
+      const { gate, asked } = countingAllowanceGate(store, 32);
       const budget = account('key:burst:all', 1_000_000_000);
       await seedAtZero(store, [budget]);
-      const held = await Promise.all(Array.from({ length: 20 }, (_, index) => gate.reserve(`burst-${index}`, [budget], 1_000, 60_000)));
+      const held = await burstOfCalls(gate, 'burst', [budget], 20);
       assert.ok(held.every((result) => result.ok));
-      assert.equal(claims, 1);
+      assert.equal(asked.claims, 1);
       assert.equal((await store.read(budget.key)).reservedNanos, 32_000);
 
       const counters = shared.counters();
@@ -142,19 +157,13 @@ for (const shared of sharedStores) {
 
     test('credit: a burst larger than a claim makes one claim more, sized for the calls still waiting, not one a call', async () => {
       const store = shared.gate();
-      let claims = 0;
-      let reserves = 0;
-      const claim = store.claim!.bind(store);
-      const reserve = store.reserve.bind(store);
-      const counted = { ...store, claim: (...args: Parameters<typeof claim>) => (claims++, claim(...args)), reserve: (...args: Parameters<typeof reserve>) => (reserves++, reserve(...args)) };
-      const gate = createAllowanceSpendGate(counted, { share: 32, sweepIntervalMs: 0 });
+      const { gate, asked } = countingAllowanceGate(store, 32);
       const budget = account('key:stall:all', 1_000_000_000);
       await seedAtZero(store, [budget]);
-      // The calls of a stall arriving at once: the first claim covers 32 of them.
-      const held = await Promise.all(Array.from({ length: 200 }, (_, index) => gate.reserve(`stall-${index}`, [budget], 1_000, 60_000)));
+      // The first claim covers 32 of the 200.
+      const held = await burstOfCalls(gate, 'stall', [budget], 200);
       assert.ok(held.every((result) => result.ok));
-      assert.equal(claims, 2);
-      assert.equal(reserves, 0);
+      assert.deepEqual(asked, { claims: 2, reserves: 0 });
       // The first claim went to 32 calls; the second was for 32 calls' worth plus the 167 then still
       // waiting, and the last of those 168 left 31 calls' worth in it.
       assert.equal((await store.read(budget.key)).reservedNanos, 200_000 + 31_000);
@@ -165,19 +174,13 @@ for (const shared of sharedStores) {
 
     test('credit: near an account\'s end a burst the claim does not cover is held call by call, exactly', async () => {
       const store = shared.gate();
-      let claims = 0;
-      let reserves = 0;
-      const claim = store.claim!.bind(store);
-      const reserve = store.reserve.bind(store);
-      const counted = { ...store, claim: (...args: Parameters<typeof claim>) => (claims++, claim(...args)), reserve: (...args: Parameters<typeof reserve>) => (reserves++, reserve(...args)) };
-      const gate = createAllowanceSpendGate(counted, { share: 4, sweepIntervalMs: 0 });
+      const { gate, asked } = countingAllowanceGate(store, 4);
       // 40 calls' worth left. The first claim gets the 4 calls' worth it asks for; the second, asked
       // for 4 calls' worth and the 45 calls still waiting, is cut to a quarter of the 36 left: 9.
       const budget = account('key:end:all', 40_000);
       await seedAtZero(store, [budget]);
-      const held = await Promise.all(Array.from({ length: 50 }, (_, index) => gate.reserve(`end-${index}`, [budget], 1_000, 60_000)));
-      assert.equal(claims, 2, 'a claim cut short is not followed by another');
-      assert.equal(reserves, 50 - 4 - 9);
+      const held = await burstOfCalls(gate, 'end', [budget], 50);
+      assert.deepEqual(asked, { claims: 2, reserves: 50 - 4 - 9 }, 'a claim cut short is not followed by another');
       assert.equal(held.filter((result) => result.ok).length, 40);
       assert.equal((await store.read(budget.key)).reservedNanos, 40_000);
       for (const [index, result] of held.entries()) if (result.ok) await gate.settle(`end-${index}`, [budget], 1_000);
