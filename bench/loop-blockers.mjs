@@ -13,7 +13,7 @@
 //   options: --rounds N (2)  --rate N (500)  --seconds N (10)  --json
 import { join } from 'node:path';
 import { badCount, measure } from './lib/measure.mjs';
-import { askProbe, prepareVariantRun, startVariantGateways, stopStarted, variantToolSetup } from './lib/tool-fixture.mjs';
+import { askProbe, prepareVariantRun, startVariantGateways, stopStarted, variantToolSetup, warmUpVariants } from './lib/tool-fixture.mjs';
 import { describeSettings } from './lib/tool-options.mjs';
 import { summarizeBlockers } from './lib/loop-blockers-summary.mjs';
 
@@ -36,11 +36,7 @@ async function main() {
     probe: (index) => ({ flags: `--import ${join(root, 'bench/lib/loop-blockers-probe.mjs')}`, env: { GW_LOOP_BLOCKERS_OUT: outputOf(index) } }),
   });
   const rateSpec = (target) => ({ kind: 'rate', url: target.url, bodyFile, headers, marker: 'peerbench-mock', rate });
-  for (const target of targets) {
-    console.error(`${target.variant.name}: warming up`);
-    await measure({ kind: 'thr', url: target.url, bodyFile, headers, conns: 32 }, { ...settings, durationS: 3 });
-    await measure(rateSpec(target), { ...settings, durationS: 3 });
-  }
+  await warmUpVariants(targets, { bodyFile, headers, settings }, rateSpec);
   const results = targets.map(() => ({ events: [], windows: [] }));
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? targets : [...targets].reverse();

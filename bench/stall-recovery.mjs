@@ -19,18 +19,18 @@
 //   node bench/stall-recovery.mjs --mode sqlite --stall-ms 500
 //   options: --mode postgres|sqlite (postgres)  --rounds N (2)  --rate N (2000)  --seconds N (12)
 //            --at N (4)  --stall-ms N (200)  --json
-import net from 'node:net';
+import { Redis } from 'ioredis';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { badCount, measure } from './lib/measure.mjs';
-import { cpuSeconds, portOpen } from './lib/processes.mjs';
-import { startToolFixture, startVariantGateways, stopStarted, variantToolSetup } from './lib/tool-fixture.mjs';
+import { cpuSeconds } from './lib/processes.mjs';
+import { prepareVariantRun, startVariantGateways, stopStarted, variantToolSetup, warmUpVariants } from './lib/tool-fixture.mjs';
 import { describeSettings, optionReader } from './lib/tool-options.mjs';
 
 const setup = variantToolSetup(import.meta.url, { rounds: 2, rate: 2000, seconds: 12, at: 4, 'stall-ms': 200 });
 const { rounds, rate, seconds, at } = setup.numbers;
 const stallMs = setup.numbers['stall-ms'];
 const mode = optionReader(setup.argv)('mode', 'postgres');
-const { argv, variants, root, peerDir, mockPort, loadCpus, gwCpus, firstPort, resultsDir, started } = setup;
+const { argv, variants, root, gwCpus, firstPort, resultsDir, started } = setup;
 if (mode !== 'postgres' && mode !== 'sqlite') {
   console.error('--mode wants postgres or sqlite');
   process.exit(2);
@@ -43,27 +43,10 @@ const SAMPLE_MS = 500;
 
 /** Redis's count of commands run so far (INFO stats), on a connection kept open for the run. */
 function redisCommandCounter(url) {
-  const socket = net.connect(Number(url.port || 6379), url.hostname);
-  let received = '';
-  let waiting;
-  let failed;
-  socket.on('error', (error) => (failed = error));
-  socket.on('data', (chunk) => {
-    received += chunk.toString('latin1');
-    const header = /^\$(\d+)\r\n/.exec(received);
-    if (!header || received.length < header[0].length + Number(header[1]) + 2) return;
-    const match = /total_commands_processed:(\d+)/.exec(received);
-    received = '';
-    waiting?.(match ? Number(match[1]) : NaN);
-  });
+  const redis = new Redis(url, { maxRetriesPerRequest: 1 });
   return {
-    read: () =>
-      new Promise((resolve, reject) => {
-        if (failed) return reject(new Error(`Redis at ${url.host}: ${failed.message}`));
-        waiting = resolve;
-        socket.write('*2\r\n$4\r\nINFO\r\n$5\r\nstats\r\n');
-      }),
-    close: () => socket.destroy(),
+    read: async () => Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))?.[1] ?? NaN),
+    close: () => redis.disconnect(),
   };
 }
 
@@ -101,21 +84,13 @@ async function sampleWhile({ pid, baseUrl, masterKey }, redis, until) {
 }
 
 async function main() {
-  for (const port of [mockPort, ...variants.map((_, index) => firstPort + index)]) if (await portOpen(port)) throw new Error(`port ${port} is in use`);
-  const { state, storageFor } = await startToolFixture({ root, peerDir, resultsDir, mockPort, loadCpus, started });
   // The variants share one database, as instances of one deployment would; they run in turn, and
   // an idle instance's claims are given back within seconds.
-  const storage = await storageFor(mode);
-  const headers = `Authorization: Bearer ${storage.apiKey}`;
-  const targets = (await startVariantGateways({ root, variants, storage, state, firstPort, gwCpus, resultsDir, started })).map((target) => ({ ...target, headers }));
-  const redis = mode === 'postgres' ? redisCommandCounter(new URL(storage.redisUrl)) : null;
-  const settings = { peerDir, loadCpus, durationS: seconds, streamDurationS: seconds };
-  const rateSpec = (target) => ({ kind: 'rate', url: target.url, bodyFile: `${peerDir}/bodies/chat.json`, headers: target.headers, marker: 'peerbench-mock', rate });
-  for (const target of targets) {
-    console.error(`${target.variant.name}: warming up`);
-    await measure({ kind: 'thr', url: target.url, bodyFile: `${peerDir}/bodies/chat.json`, headers: target.headers, conns: 32 }, { ...settings, durationS: 3 });
-    await measure(rateSpec(target), { ...settings, durationS: 3 });
-  }
+  const { state, storage, bodyFile, headers, settings } = await prepareVariantRun(setup, seconds, { mode });
+  const targets = await startVariantGateways({ root, variants, storage, state, firstPort, gwCpus, resultsDir, started });
+  const redis = mode === 'postgres' ? redisCommandCounter(storage.redisUrl) : null;
+  const rateSpec = (target) => ({ kind: 'rate', url: target.url, bodyFile, headers, marker: 'peerbench-mock', rate });
+  await warmUpVariants(targets, { bodyFile, headers, settings }, rateSpec);
   const results = targets.map(() => []);
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? targets : [...targets].reverse();

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { measure } from './measure.mjs';
 import { portOpen, runToEnd, startProcess, stopProcess, waitForListening } from './processes.mjs';
 import { numberOptions, optionReader, readVariants } from './tool-options.mjs';
 import { gatewayEnvironment, prepareGateway } from './gateway-setup.mjs';
@@ -93,17 +94,17 @@ export function variantToolSetup(toolUrl, numberDefaults, { mayBeZero = [] } = {
 }
 
 /**
- * The start of a variant tool's run on the embedded defaults: checks that the mock's port and one
- * gateway port per variant are free, starts the mock and prepares the gateway's data
- * (startToolFixture), and gives the chat body, the key's header and the measure() settings for
- * windows of `seconds`.
+ * The start of a variant tool's run, on the embedded defaults or (`mode` 'postgres') a fresh
+ * Postgres + Redis database the variants share: checks that the mock's port and one gateway port
+ * per variant are free, starts the mock and prepares the gateway's data (startToolFixture), and
+ * gives the chat body, the key's header and the measure() settings for windows of `seconds`.
  */
-export async function prepareVariantRun(setup, seconds) {
+export async function prepareVariantRun(setup, seconds, { mode = 'sqlite' } = {}) {
   const { variants, root, peerDir, mockPort, loadCpus, firstPort, resultsDir, started } = setup;
   const ports = variants.map((_, index) => firstPort + index);
   for (const port of [mockPort, ...ports]) if (await portOpen(port)) throw new Error(`port ${port} is in use`);
   const { state, storageFor } = await startToolFixture({ root, peerDir, resultsDir, mockPort, loadCpus, started });
-  const storage = await storageFor('sqlite');
+  const storage = await storageFor(mode);
   return {
     state,
     storage,
@@ -111,6 +112,18 @@ export async function prepareVariantRun(setup, seconds) {
     headers: `Authorization: Bearer ${storage.apiKey}`,
     settings: { peerDir, loadCpus, durationS: seconds, streamDurationS: seconds },
   };
+}
+
+/**
+ * Gets each variant's gateway past its first compiles and pools before anything is counted: 3 s of
+ * closed-loop chat at 32 connections, then 3 s of `rateSpec(target)`.
+ */
+export async function warmUpVariants(targets, { bodyFile, headers, settings }, rateSpec) {
+  for (const target of targets) {
+    console.error(`${target.variant.name}: warming up`);
+    await measure({ kind: 'thr', url: target.url, bodyFile, headers, conns: 32 }, { ...settings, durationS: 3 });
+    await measure(rateSpec(target), { ...settings, durationS: 3 });
+  }
 }
 
 /**
