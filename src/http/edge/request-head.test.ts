@@ -25,6 +25,18 @@ describe('readRequestHead', () => {
     assert.equal(closing.kind === 'serve' && closing.closeAfter, true);
   });
 
+  test('Connection: keep-alive, in any case, keeps the connection open', () => {
+    for (const value of ['keep-alive', 'Keep-Alive', 'keep-alive, x-other']) {
+      const read = readRequestHead(head('POST /v1/chat/completions HTTP/1.1', ...usual, `Connection: ${value}`), rules);
+      assert.equal(read.kind === 'serve' && read.closeAfter, false, value);
+    }
+  });
+
+  test('common header names are read in any case, other names too', () => {
+    const read = readRequestHead(head('POST /v1/chat/completions HTTP/1.1', 'HOST: gw', 'content-TYPE: application/json', 'Content-Length: 12', 'User-Agent: sdk', 'X-Trace: 1'), rules);
+    assert.deepEqual(read.kind === 'serve' && read.headers, { host: 'gw', 'content-type': 'application/json', 'content-length': '12', 'user-agent': 'sdk', 'x-trace': '1' });
+  });
+
   test('header values keep bytes past ASCII as latin1 characters, as node:http does', () => {
     const read = readRequestHead(head('POST /v1/chat/completions HTTP/1.1', ...usual, 'X-Name: caf\xc3\xa9'), rules);
     assert.equal(read.kind === 'serve' && read.headers['x-name'], 'caf\xc3\xa9');
@@ -53,6 +65,7 @@ describe('readRequestHead', () => {
     ['a control character in a value', head('POST /v1/chat/completions HTTP/1.1', ...usual, 'X-A: 1\x002')],
     ['a bare line feed', head('POST /v1/chat/completions HTTP/1.1', ...usual, 'X-A: 1\nX-B: 2')],
     ['__proto__', head('POST /v1/chat/completions HTTP/1.1', ...usual, '__proto__: x')],
+    ['a carriage return inside a common name', head('POST /v1/chat/completions HTTP/1.1', 'Host: gw', 'Content\rType: application/json', 'Content-Length: 12')],
   ];
   for (const [what, text] of handedOver) {
     test(`handed to node:http: ${what}`, () => {

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { CONTENT_LENGTH_DIGITS, HEADER_NAME } from '../../lib/http-syntax.js';
+import { CONTENT_LENGTH_DIGITS, headerNameAt } from '../../lib/http-syntax.js';
 
 /**
  * A request the edge serves itself: an inference call with a JSON body of known length. Anything
@@ -60,8 +60,8 @@ export function readRequestHead(text: string, rules: RequestHeadRules): RequestH
     if (lineEnd < 0) lineEnd = text.length;
     const colon = text.indexOf(':', start);
     if (colon <= start || colon > lineEnd) return handOver('a header line without a name');
-    const name = text.slice(start, colon).toLowerCase();
-    if (!HEADER_NAME.test(name) || name === '__proto__') return handOver('a header name that is not a token');
+    const name = headerNameAt(text, start, colon);
+    if (name === undefined) return handOver('a header name that is not a token');
     if (headers[name] !== undefined) return handOver('a repeated header');
     const value = trimWhitespace(text.slice(colon + 1, lineEnd));
     if (INVALID_VALUE_CHARACTER.test(value)) return handOver('a control character in a header value');
@@ -80,7 +80,8 @@ export function readRequestHead(text: string, rules: RequestHeadRules): RequestH
   if (bodyLength > rules.bodyLimitBytes) return handOver('a body over the limit');
   let closeAfter = false;
   const connection = headers.connection;
-  if (connection !== undefined) {
+  // `keep-alive`, what nearly every client sends, is read without splitting it.
+  if (connection !== undefined && connection !== 'keep-alive') {
     for (const token of connection.toLowerCase().split(',')) {
       const option = token.trim();
       if (option === 'close') closeAfter = true;

@@ -70,6 +70,9 @@ check(
 );
 
 check('Connection: close is honoured', 'HTTP/1.1 200 OK\r\nConnection: keep-alive, Close\r\nContent-Length: 2\r\n\r\nok', { statusCode: 200, body: 'ok', reusable: false });
+check('a status line without a reason phrase', 'HTTP/1.1 404\r\nContent-Length: 2\r\n\r\nno', { statusCode: 404, body: 'no', reusable: true });
+check('a reason phrase of several words, any characters but line breaks', 'HTTP/1.1 503 Service Unavailable (try \tlater)\r\nContent-Length: 2\r\n\r\nno', { statusCode: 503, body: 'no', reusable: true });
+check('an empty reason phrase after the space', 'HTTP/1.1 200 \r\nContent-Length: 2\r\n\r\nok', { statusCode: 200, body: 'ok', reusable: true });
 check('an HTTP/1.0 answer is not reused', 'HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok', { statusCode: 200, body: 'ok', reusable: false });
 check(
   'Transfer-Encoding and Content-Length together: chunked wins, the connection is not trusted again',
@@ -103,6 +106,14 @@ test('a connection that ends before a framed body is complete is not a complete 
 const malformed: Record<string, string> = {
   'a status line that is not HTTP/1.x': 'HTTP/2 200\r\n\r\n',
   'a status code that is not three digits': 'HTTP/1.1 20 OK\r\n\r\n',
+  'a status code of four digits': 'HTTP/1.1 2000 OK\r\n\r\n',
+  'a status code with a letter': 'HTTP/1.1 2x0 OK\r\n\r\n',
+  'HTTP/1.2': 'HTTP/1.2 200 OK\r\n\r\n',
+  'two spaces before the status code': 'HTTP/1.1  200 OK\r\n\r\n',
+  'a lower-case protocol name': 'http/1.1 200 OK\r\n\r\n',
+  'a bare line feed in the reason phrase': 'HTTP/1.1 200 O\nK\r\nContent-Length: 0\r\n\r\n',
+  'a bare carriage return in the reason phrase': 'HTTP/1.1 200 O\rK\r\nContent-Length: 0\r\n\r\n',
+  'a status line alone, cut short': 'HTTP/1.1\r\n\r\n',
   'a header line without a colon': 'HTTP/1.1 200 OK\r\nBroken\r\n\r\n',
   'obsolete line folding': 'HTTP/1.1 200 OK\r\nX-A: one\r\n two\r\nContent-Length: 0\r\n\r\n',
   'a header name with a space': 'HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n',

@@ -1,10 +1,14 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { CONTENT_LENGTH_DIGITS, HEADER_NAME } from '../../lib/http-syntax.js';
+import { CONTENT_LENGTH_DIGITS, headerNameAt } from '../../lib/http-syntax.js';
 
 /** Response heads larger than this are refused (undici's and Node's default limits are similar). */
 const MAX_HEAD_BYTES = 64 * 1024;
 const CRLF_CRLF = Buffer.from('\r\n\r\n', 'latin1');
-const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: .*)?$/;
+const STATUS_LINE_START = 'HTTP/1.';
+/** Where the minor version's digit is in a status line (`HTTP/1.1 200 OK`). */
+const HTTP_MINOR_VERSION_AT = STATUS_LINE_START.length;
+const ZERO = 0x30;
+const SPACE = 0x20;
 
 /** A response the upstream sent that HTTP/1.1 does not allow (the connection is then dropped). */
 export class MalformedResponseError extends Error {
@@ -112,9 +116,8 @@ export class Http1ResponseReader {
   private parseHead(text: string): void {
     let lineEnd = text.indexOf('\r\n');
     if (lineEnd < 0) lineEnd = text.length;
-    const status = STATUS_LINE.exec(text.slice(0, lineEnd));
-    if (!status) throw new MalformedResponseError(`bad status line: ${JSON.stringify(text.slice(0, Math.min(lineEnd, 80)))}`);
-    const statusCode = Number(status[2]);
+    const statusCode = statusCodeOf(text, lineEnd);
+    if (statusCode === undefined) throw new MalformedResponseError(`bad status line: ${JSON.stringify(text.slice(0, Math.min(lineEnd, 80)))}`);
     const headers: Record<string, string | string[]> = {};
     while (lineEnd < text.length) {
       const start = lineEnd + 2;
@@ -124,8 +127,8 @@ export class Http1ResponseReader {
       const first = text.charCodeAt(start);
       // Obsolete line folding (a line starting with white space) and lines without a name are refused.
       if (colon <= start || colon > lineEnd || first === 32 || first === 9) throw new MalformedResponseError('bad header line');
-      const name = text.slice(start, colon).toLowerCase();
-      if (!HEADER_NAME.test(name) || name === '__proto__') throw new MalformedResponseError('bad header name');
+      const name = headerNameAt(text, start, colon);
+      if (name === undefined) throw new MalformedResponseError('bad header name');
       appendHeader(headers, name, text.slice(colon + 1, lineEnd).trim());
     }
     if (statusCode < 200) {
@@ -136,7 +139,7 @@ export class Http1ResponseReader {
     this.statusCode = statusCode;
     this.headers = headers;
     this.headComplete = true;
-    if (status[1] === '0' || hasToken(headers.connection, 'close')) this.reusable = false;
+    if (text.charCodeAt(HTTP_MINOR_VERSION_AT) === ZERO || hasToken(headers.connection, 'close')) this.reusable = false;
     if (headers['keep-alive'] !== undefined) {
       const keepAlive = /timeout=(\d+)/i.exec(String(headers['keep-alive']));
       if (keepAlive) this.keepAliveHintMs = Number(keepAlive[1]) * 1000;
@@ -223,6 +226,32 @@ export class Http1ResponseReader {
   private finish(): void {
     this.complete = true;
   }
+}
+
+/**
+ * The status code of a status line (`HTTP/1.1 200 OK`: the text up to `lineEnd`), or undefined
+ * when it is not one: HTTP/1.0 or 1.1, a space, three digits, then nothing or a space and a reason
+ * phrase without line breaks. Read in place: a regular expression's match cost an array and three
+ * strings a response.
+ */
+function statusCodeOf(text: string, lineEnd: number): number | undefined {
+  const codeAt = HTTP_MINOR_VERSION_AT + 2;
+  if (lineEnd < codeAt + 3 || !text.startsWith(STATUS_LINE_START)) return undefined;
+  const minor = text.charCodeAt(HTTP_MINOR_VERSION_AT);
+  if ((minor !== ZERO && minor !== ZERO + 1) || text.charCodeAt(codeAt - 1) !== SPACE) return undefined;
+  let code = 0;
+  for (let index = codeAt; index < codeAt + 3; index++) {
+    const digit = text.charCodeAt(index) - ZERO;
+    if (digit < 0 || digit > 9) return undefined;
+    code = code * 10 + digit;
+  }
+  if (lineEnd === codeAt + 3) return code;
+  if (text.charCodeAt(codeAt + 3) !== SPACE) return undefined;
+  for (let index = codeAt + 4; index < lineEnd; index++) {
+    const character = text.charCodeAt(index);
+    if (character === 0x0a || character === 0x0d) return undefined;
+  }
+  return code;
 }
 
 /** Adds a header value as Node presents headers: a repeated header becomes an array of its values in order. */
