@@ -10,12 +10,10 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median } from './lib/report-figures.mjs';
+import { optionReader } from './lib/tool-options.mjs';
 
 const argv = process.argv.slice(2);
-const option = (name, fallback) => {
-  const index = argv.indexOf(`--${name}`);
-  return index >= 0 && argv[index + 1] !== undefined ? argv[index + 1] : fallback;
-};
+const option = optionReader(argv);
 const rounds = Number(option('rounds', 5));
 const iterations = Number(option('iterations', 200_000));
 const baselineDir = option('baseline', undefined);

@@ -1,4 +1,4 @@
-// Command-line options the single-purpose bench tools share (after-burst.mjs, memory-map.mjs).
+// Command-line options the single-purpose bench tools share (after-burst.mjs, memory-map.mjs, head-parse-cost.mjs, …).
 
 /** `option(name, fallback)`: the value after `--name` in argv, or the fallback. */
 export function optionReader(argv) {
