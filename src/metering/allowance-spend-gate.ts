@@ -1,3 +1,4 @@
+import { ShortLivedEntries } from '../lib/short-lived-entries.js';
 import { randomUUID } from 'node:crypto';
 import type { ReserveResult, SettledAccount, SpendAccount, SpendGate } from './spend-gate.js';
 
@@ -93,7 +94,8 @@ export function createAllowanceSpendGate(shared: SpendGate, options: AllowanceSp
   let claimsMade = 0;
   /** The claim new calls are carved from, per set of accounts. */
   const current = new Map<string, Claim>();
-  const carved = new Map<string, Carved>();
+  // One a call, gone when the call settles (see ShortLivedEntries).
+  const carved = new ShortLivedEntries<string, Carved>();
   /** Per set of accounts, the claim on its way, if any. */
   const claiming = new Map<string, ClaimOnItsWay>();
 

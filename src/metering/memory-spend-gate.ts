@@ -1,3 +1,4 @@
+import { ShortLivedEntries } from '../lib/short-lived-entries.js';
 import { UnseededAccountsError, type AccountState, type SettledAccount, type SpendAccount, type SpendGate } from './spend-gate.js';
 
 interface Counter {
@@ -33,8 +34,8 @@ export function createMemorySpendGate(options: MemorySpendGateOptions = {}): Spe
   const now = options.now ?? Date.now;
   const counters = new Map<string, Counter>();
   const markers = new Map<string, number>();
-  // Insertion order ≈ deadline order (one ttl per gate in practice), so a sweep stops at the first live hold.
-  const holds = new Map<string, Hold>();
+  // One hold a call, gone when the call settles: kept so that this churn makes no old-generation garbage.
+  const holds = new ShortLivedEntries<string, Hold>();
 
   function counter(key: string, expiresAt: number): Counter {
     let entry = counters.get(key);
@@ -77,7 +78,7 @@ export function createMemorySpendGate(options: MemorySpendGateOptions = {}): Spe
   async function sweepExpired(): Promise<number> {
     const time = now();
     let released = 0;
-    for (const [id, hold] of holds) {
+    for (const [id, hold] of holds.list()) {
       if (hold.deadline > time) continue;
       drop(hold);
       holds.delete(id);
