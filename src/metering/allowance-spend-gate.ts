@@ -1,6 +1,6 @@
-import { ShortLivedEntries } from '../lib/short-lived-entries.js';
 import { randomUUID } from 'node:crypto';
 import type { ReserveResult, SettledAccount, SpendAccount, SpendGate } from './spend-gate.js';
+import { ShortLivedEntries } from '../lib/short-lived-entries.js';
 
 export interface AllowanceSpendGateOptions {
   /** A claim holds at most 1/share of what the poorest of its accounts has left. */

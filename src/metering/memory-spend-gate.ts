@@ -1,5 +1,5 @@
-import { ShortLivedEntries } from '../lib/short-lived-entries.js';
 import { UnseededAccountsError, type AccountState, type SettledAccount, type SpendAccount, type SpendGate } from './spend-gate.js';
+import { ShortLivedEntries } from '../lib/short-lived-entries.js';
 
 interface Counter {
   spent: number;
