@@ -7,7 +7,7 @@
 // the benchmark is: gateways on GW_CPUS (default 0), mock and load on LOAD_CPUS (default 1).
 //
 //   node bench/compare-builds.mjs --baseline DIR [--candidate DIR] [--rounds 4] [--seconds 8]
-//     [--baseline-env K=V,K2=V2] [--storage postgres|embedded] [--json]
+//     [--baseline-env K=V,K2=V2] [--storage postgres|embedded] [--throughput] [--json]
 //
 // `--storage embedded` runs both builds on the embedded defaults instead, each on its own copy of
 // one prepared SQLite data dir (no Postgres + Redis gateway, nothing beside them).
@@ -15,6 +15,10 @@
 // DIR is a checkout with dist/ built and node_modules in place, e.g. the commit before a change:
 //   git worktree add /tmp/gw-base HEAD~1 && ln -s "$PWD/node_modules" /tmp/gw-base/node_modules \
 //     && (cd /tmp/gw-base && npx tsc -p tsconfig.build.json)
+// `--throughput` adds a closed-loop round per gateway (wrk, 32 connections): its requests a second and
+// the gateway's CPU time per request, a steadier figure than latency on a host whose speed drifts
+// (what a change to the per-call work bought shows there first).
+//
 // The candidate defaults to this checkout (run `npm run build` first). Both builds must share the
 // database schema; the schema is made by the candidate. `--baseline-env` adds environment variables
 // to the baseline gateway only, so one build can be compared with itself under another setting:
@@ -47,7 +51,7 @@ const baselineEnv = Object.fromEntries(
 );
 const storageMode = option('storage', 'postgres');
 if (!baseline || !(rounds >= 1 && rounds <= 20) || !(seconds >= 2 && seconds <= 60) || !['postgres', 'embedded'].includes(storageMode)) {
-  console.error('usage: compare-builds.mjs --baseline DIR [--candidate DIR] [--rounds 1-20] [--seconds 2-60] [--baseline-env K=V,...] [--storage postgres|embedded] [--json]');
+  console.error('usage: compare-builds.mjs --baseline DIR [--candidate DIR] [--rounds 1-20] [--seconds 2-60] [--baseline-env K=V,...] [--storage postgres|embedded] [--throughput] [--json]');
   process.exit(2);
 }
 const { peerDir, mockPort, gwCpus, loadCpus } = toolSettings(root);
@@ -97,6 +101,7 @@ async function main() {
     rate: { kind: 'rate', path: '/v1/chat/completions', bodyFile: join(peerDir, 'bodies', 'chat.json'), marker: 'peerbench-mock', rate: 500 },
     stream: { kind: 'stream', path: '/v1/chat/completions', bodyFile: join(peerDir, 'bodies', 'chat-stream.json'), marker: 'peerbench-mock', concurrency: 4, minEvents: 22 },
   };
+  if (argv.includes('--throughput')) specs.thr = { kind: 'thr', path: '/v1/chat/completions', bodyFile: join(peerDir, 'bodies', 'chat.json'), conns: 32 };
   const at = (spec, target) => ({ ...spec, url: `${target.url}${spec.path}`, headers: target.headers });
   const settings = { peerDir, loadCpus, durationS: seconds, streamDurationS: Math.min(seconds, 6) };
   log(`results in ${resultsDir}; warming up${Object.keys(baselineEnv).length ? `; baseline with ${JSON.stringify(baselineEnv)}` : ''}`);
@@ -107,6 +112,10 @@ async function main() {
     const order = index % 2 === 0 ? variants : [...variants].reverse();
     for (const [kind, spec] of Object.entries(specs)) {
       await waitForQuiet();
+      if (kind === 'thr') {
+        for (const variant of order) rows.push(await throughputRow(index + 1, variant, at(spec, variant.target), settings));
+        continue;
+      }
       const floor = figureOf(kind, (await measure(at(spec, direct), settings)).result);
       if (!floor) throw new Error(`the direct ${kind} measurement gave no figures`);
       for (const variant of order) {
@@ -120,7 +129,7 @@ async function main() {
       }
     }
   }
-  const summary = Object.keys(specs).map((kind) => {
+  const summary = Object.keys(specs).filter((kind) => kind !== 'thr').map((kind) => {
     const of = (name) => rows.filter((row) => row.kind === kind && row.variant === name);
     const [base, cand] = [of(variants[0].name), of(variants[1].name)];
     const differences = cand.map((row, position) => round3(row.addedP50Ms - base[position].addedP50Ms));
@@ -131,8 +140,9 @@ async function main() {
       candidateBetterIn: `${differences.filter((difference) => difference < 0).length} of ${differences.length}`,
     };
   });
+  const throughput = specs.thr ? summarizeThroughput(rows, variants) : undefined;
   if (argv.includes('--json')) {
-    console.log(JSON.stringify({ rounds, seconds, rows, summary }, null, 2));
+    console.log(JSON.stringify({ rounds, seconds, rows, summary, throughput }, null, 2));
     return;
   }
   for (const entry of summary) {
@@ -140,6 +150,36 @@ async function main() {
     for (const [name, value] of Object.entries(entry.medians)) console.log(`  ${name.padEnd(30)} ${value}`);
     console.log(`  candidate − baseline per round: ${entry.candidateMinusBaselineMs.join(' ')} (candidate better in ${entry.candidateBetterIn})`);
   }
+  if (throughput) {
+    console.log(`max throughput at 32 connections (median of ${rounds} rounds):`);
+    for (const [name, value] of Object.entries(throughput.medians)) console.log(`  ${name.padEnd(30)} ${value.rps} req/s, ${value.cpuUsPerRequest} µs of gateway CPU a request`);
+    console.log(`  candidate − baseline CPU per request, per round (µs): ${throughput.candidateMinusBaselineUs.join(' ')} (candidate better in ${throughput.candidateBetterIn})`);
+  }
+}
+
+/** One closed-loop window against one gateway: its requests a second and its CPU time per request. */
+async function throughputRow(round, variant, spec, settings) {
+  await waitForQuiet();
+  const outcome = await measure(spec, { ...settings, gatewayPid: variant.gateway.pid });
+  const result = outcome.result;
+  if (!result?.requests) throw new Error(`${variant.name}: the throughput measurement gave no figures (exit ${outcome.rc})`);
+  const failed = Object.values(result.errors ?? {}).reduce((sum, count) => sum + count, 0);
+  const row = { round, kind: 'thr', variant: variant.name, rps: Math.round(result.rps), cpuUsPerRequest: Number(((outcome.gwCpuS / result.requests) * 1e6).toFixed(1)), failed };
+  log(`round ${round} throughput ${variant.name}: ${row.rps} req/s, ${row.cpuUsPerRequest} µs CPU a request, ${failed} failed`);
+  return row;
+}
+
+function summarizeThroughput(rows, variants) {
+  const of = (name) => rows.filter((row) => row.kind === 'thr' && row.variant === name);
+  const [base, cand] = [of(variants[0].name), of(variants[1].name)];
+  const differences = cand.map((row, position) => Number((row.cpuUsPerRequest - base[position].cpuUsPerRequest).toFixed(1)));
+  return {
+    medians: Object.fromEntries(
+      variants.map((variant) => [variant.name, { rps: median(of(variant.name).map((row) => row.rps)), cpuUsPerRequest: median(of(variant.name).map((row) => row.cpuUsPerRequest)) }]),
+    ),
+    candidateMinusBaselineUs: differences,
+    candidateBetterIn: `${differences.filter((difference) => difference < 0).length} of ${differences.length}`,
+  };
 }
 
 main()

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { z } from 'zod';
 import { GatewayError } from '../errors/gateway-error.js';
 import type { KeyAuthenticator } from '../keys/key-authenticator.js';
+import { isPromise } from '../lib/awaitable.js';
 import { CallAbort } from '../lib/call-signal.js';
 import type { Operation } from '../protocol/endpoints.js';
 import { usageTotals } from '../protocol/usage.js';
@@ -153,7 +154,8 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
     };
     try {
       const token = bearerToken(request);
-      const early = await dependencies.keys.authenticateEarly(token);
+      let early = dependencies.keys.authenticateEarly(token);
+      if (isPromise(early)) early = await early;
       try {
         await serve(early.auth, early.current);
       } catch (error) {

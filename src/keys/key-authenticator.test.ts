@@ -112,7 +112,7 @@ test('authenticateEarly: without a shared feed there is nothing to confirm', asy
   const keys = createKeyAuthenticator({ store, hashKey: HASH_KEY, changes });
   await keys.authenticate(TOKEN);
   assert.equal((await keys.authenticateEarly(TOKEN)).current, undefined);
-  await assert.rejects(keys.authenticateEarly('sk-gw-unknown'), { code: 'invalid_api_key' });
+  await assert.rejects(async () => keys.authenticateEarly('sk-gw-unknown'), { code: 'invalid_api_key' });
 });
 
 test('a version read that does not answer in time counts as unreadable: the database answers', async () => {
@@ -158,7 +158,7 @@ test('authenticateEarly: with a version the feed confirmed recently, nothing is 
   state.status = 'revoked';
   feed.current = '1';
   confirmed = '1';
-  await assert.rejects(keys.authenticateEarly(TOKEN), { code: 'invalid_api_key' });
+  await assert.rejects(async () => keys.authenticateEarly(TOKEN), { code: 'invalid_api_key' });
   assert.equal(state.lookups, 2, 'the entry loaded under the older version was not trusted');
 
   // Not confirmed lately: the call reads the version itself, as without confirmation.

@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
+import type { Awaitable } from '../lib/awaitable.js';
 import type { ChangeFeed } from '../lib/change-feed.js';
 import { withTimeout } from '../lib/with-timeout.js';
 import type { TenancyStore } from '../tenancy/tenancy-store.js';
@@ -14,9 +15,10 @@ export interface KeyAuthenticator {
    * `current`, when set, settles true if the cached entry was loaded under the version now in
    * force, and false if it must not be trusted (a change since, or the version could not be read);
    * the caller then authenticates again before anything is spent (an upstream request that left
-   * early is cancelled: pipeline/admission.ts).
+   * early is cancelled: pipeline/admission.ts). A key answered from the cache is answered
+   * synchronously, without a promise.
    */
-  authenticateEarly(token: string | undefined): Promise<EarlyAuthentication>;
+  authenticateEarly(token: string | undefined): Awaitable<EarlyAuthentication>;
   /** Records a use; last-used times are written in batches. */
   markUsed(keyId: string): void;
   flushLastUsed(): Promise<void>;
@@ -131,17 +133,23 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     return entry.context;
   }
 
+  async function authenticateAfresh(token: string | undefined): Promise<EarlyAuthentication> {
+    return { auth: await authenticate(token), current: undefined };
+  }
+
   return {
     authenticate,
-    async authenticateEarly(token) {
-      const entry = readVersion && token ? byToken.get(token) : undefined;
-      if (!entry?.context || entry.expiresAt <= now()) return { auth: await authenticate(token), current: undefined };
+    authenticateEarly(token) {
+      const entry = token ? byToken.get(token) : undefined;
+      if (!entry?.context || entry.expiresAt <= now()) return authenticateAfresh(token);
+      // With a feed in this process only, an entry no change notice has dropped is current.
+      if (!readVersion) return { auth: entry.context, current: undefined };
       const loadedUnder = entry.version;
       // Confirmed recently enough by the feed itself: decided here, with no read of this call's own.
       const confirmed = confirmedVersion?.();
       if (confirmed !== undefined) {
         if (confirmed === loadedUnder) return { auth: entry.context, current: undefined };
-        return { auth: await authenticate(token), current: undefined };
+        return authenticateAfresh(token);
       }
       const current = currentVersion().then((version) => version !== UNKNOWN && version === loadedUnder);
       return { auth: entry.context, current };

@@ -1,10 +1,12 @@
+import { isPromise, type Awaitable } from '../lib/awaitable.js';
 import type { EventBus } from '../lib/event-bus.js';
 import type { Deployment } from './catalog-types.js';
 import type { CircuitPermission, CircuitState, CircuitStore } from './circuit-store.js';
 
+/** `acquire` and `success` answer at once when the store does (circuit-store.ts). */
 export interface CircuitBreaker {
-  acquire(deployment: Deployment): Promise<CircuitPermission>;
-  success(deployment: Deployment): Promise<void>;
+  acquire(deployment: Deployment): Awaitable<CircuitPermission>;
+  success(deployment: Deployment): Awaitable<void>;
   failure(deployment: Deployment, reason: string): Promise<void>;
   state(deployment: Deployment): Promise<CircuitState | null>;
 }
@@ -23,12 +25,17 @@ export interface CircuitBreakerDependencies {
  */
 export function createCircuitBreaker(dependencies: CircuitBreakerDependencies): CircuitBreaker {
   const { store, eventBus, now, logger } = dependencies;
-  const tolerate = async <T>(operation: () => Promise<T>, fallback: T, deployment: Deployment): Promise<T> => {
+  const unavailable = <T>(error: unknown, fallback: T, deployment: Deployment): T => {
+    logger?.warn({ deploymentId: deployment.id, error: (error as Error).message }, 'circuit store unavailable');
+    return fallback;
+  };
+  // Synchronous answers stay synchronous; only a store's promise gets a handler.
+  const tolerate = <T>(operation: () => Awaitable<T>, fallback: T, deployment: Deployment): Awaitable<T> => {
     try {
-      return await operation();
+      const answer = operation();
+      return isPromise(answer) ? answer.catch((error: unknown) => unavailable(error, fallback, deployment)) : answer;
     } catch (error) {
-      logger?.warn({ deploymentId: deployment.id, error: (error as Error).message }, 'circuit store unavailable');
-      return fallback;
+      return unavailable(error, fallback, deployment);
     }
   };
   return {
@@ -47,6 +54,6 @@ export function createCircuitBreaker(dependencies: CircuitBreakerDependencies): 
         occurredAt: now(),
       });
     },
-    state: (deployment) => tolerate(() => store.read(deployment.id, now()), null, deployment),
+    state: async (deployment) => tolerate(() => store.read(deployment.id, now()), null, deployment),
   };
 }

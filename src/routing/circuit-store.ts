@@ -1,3 +1,5 @@
+import type { Awaitable } from '../lib/awaitable.js';
+
 /**
  * Circuit state per deployment. The store owns the transitions so they are atomic (one Lua script
  * each in Redis): several gateway instances sharing a Redis see and move one circuit.
@@ -41,10 +43,15 @@ export const DEFAULT_CIRCUIT_OPTIONS: CircuitOptions = {
 /** `probe`: the circuit is half open and this caller holds the single trial call. */
 export type CircuitPermission = 'allowed' | 'probe' | 'denied';
 
+/**
+ * `acquire` and `recordSuccess`, asked on every call, answer at once when the store can (in
+ * memory; a shared store's recently confirmed closed circuit and its batched successes) and with a
+ * promise only when they must ask the shared state.
+ */
 export interface CircuitStore {
   /** May a call go to this deployment now? Grants at most one probe per cool-down. */
-  acquire(deploymentId: string, now: number): Promise<CircuitPermission>;
-  recordSuccess(deploymentId: string, now: number): Promise<void>;
+  acquire(deploymentId: string, now: number): Awaitable<CircuitPermission>;
+  recordSuccess(deploymentId: string, now: number): Awaitable<void>;
   /** Returns true when this failure opened a closed circuit (the moment to announce an outage). */
   recordFailure(deploymentId: string, now: number, reason: string): Promise<boolean>;
   read(deploymentId: string, now: number): Promise<CircuitState>;

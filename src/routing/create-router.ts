@@ -1,4 +1,5 @@
 import { GatewayError, isGatewayError } from '../errors/gateway-error.js';
+import { isPromise } from '../lib/awaitable.js';
 import type { EventBus } from '../lib/event-bus.js';
 import type { GatewayCall, Next, Outcome } from '../pipeline/stage.js';
 import { OPERATION_PATHS } from '../protocol/endpoints.js';
@@ -136,14 +137,17 @@ export function createRouter(dependencies: RouterDependencies): Router {
           });
         }
         if (remainingMs(call) <= 0) throw lastError ?? new GatewayError('upstream_timeout', 'The request ran out of time.');
-        if (dependencies.capacity && !(await dependencies.capacity.admit(deployment, clock.now()))) {
+        let admitted = dependencies.capacity ? dependencies.capacity.admit(deployment, clock.now()) : true;
+        if (isPromise(admitted)) admitted = await admitted;
+        if (!admitted) {
           lastError = new GatewayError('upstream_rate_limited', `Every deployment of the model ${model.id} is at its configured capacity; retry shortly.`, {
             details: { retry_after_seconds: 1 },
           });
           continue;
         }
         const provider = dependencies.providers.get(deployment.provider)!;
-        const permission = provider.inProcess ? 'allowed' : await dependencies.breaker.acquire(deployment);
+        let permission = provider.inProcess ? 'allowed' : dependencies.breaker.acquire(deployment);
+        if (isPromise(permission)) permission = await permission;
         if (permission === 'denied') continue;
         progress.attempts += 1;
         call.record.attempts = progress.attempts;

@@ -22,10 +22,13 @@ export interface CallSample {
 }
 
 export interface HealthStore {
-  /** A call to the deployment started. */
-  begin(deploymentId: string): Promise<void>;
-  /** It ended; a sample is recorded unless the client left (then only the in-flight count drops). */
-  end(deploymentId: string, sample: CallSample | null): Promise<void>;
+  /**
+   * A call to the deployment started. Recorded in memory at once (a shared store sends its
+   * changes in batches, see flush), so a call never waits for it.
+   */
+  begin(deploymentId: string): void;
+  /** It ended; a sample is recorded unless the client left (then only the in-flight count drops). Recorded as begin is. */
+  end(deploymentId: string, sample: CallSample | null): void;
   read(deploymentIds: readonly string[]): Promise<Map<string, DeploymentStats>>;
   /** Sends what a shared store still holds in memory (on shutdown). */
   flush?(): Promise<void>;

@@ -31,7 +31,7 @@ export function createMemoryCircuitStore(options: Partial<CircuitOptions> = {}):
   };
 
   return {
-    async acquire(deploymentId, now) {
+    acquire(deploymentId, now) {
       const entry = entryOf(deploymentId, now);
       if (entry.state === 'closed') return 'allowed';
       if (entry.state === 'open') {
@@ -44,7 +44,7 @@ export function createMemoryCircuitStore(options: Partial<CircuitOptions> = {}):
       entry.probeAt = now;
       return 'probe';
     },
-    async recordSuccess(deploymentId, now) {
+    recordSuccess(deploymentId, now) {
       const entry = entryOf(deploymentId, now);
       entry.windowCalls += 1;
       entry.consecutiveFailures = 0;

@@ -12,10 +12,10 @@ export function createMemoryHealthStore(options: { alpha?: number } = {}): Healt
     return entry;
   };
   return {
-    async begin(deploymentId) {
+    begin(deploymentId) {
       statsOf(deploymentId).inFlight += 1;
     },
-    async end(deploymentId, sample) {
+    end(deploymentId, sample) {
       const entry = statsOf(deploymentId);
       entry.inFlight = Math.max(0, entry.inFlight - 1);
       if (!sample) return;

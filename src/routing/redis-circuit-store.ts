@@ -167,8 +167,16 @@ export function createRedisCircuitStore(redis: Redis, options: RedisCircuitStore
     );
   }
 
+  async function acquireShared(deploymentId: string, now: number): Promise<CircuitPermission> {
+    const permission = (await run('acquire', deploymentId, now)) as CircuitPermission;
+    if (permission === 'allowed') closedSince.set(deploymentId, now);
+    else closedSince.delete(deploymentId);
+    if (permission === 'probe') probing.add(deploymentId);
+    return permission;
+  }
+
   return {
-    async acquire(deploymentId, now) {
+    acquire(deploymentId, now) {
       const confirmedAt = closedSince.get(deploymentId);
       if (confirmedAt !== undefined) {
         const age = now - confirmedAt;
@@ -178,13 +186,9 @@ export function createRedisCircuitStore(redis: Redis, options: RedisCircuitStore
           return 'allowed';
         }
       }
-      const permission = (await run('acquire', deploymentId, now)) as CircuitPermission;
-      if (permission === 'allowed') closedSince.set(deploymentId, now);
-      else closedSince.delete(deploymentId);
-      if (permission === 'probe') probing.add(deploymentId);
-      return permission;
+      return acquireShared(deploymentId, now);
     },
-    async recordSuccess(deploymentId, now) {
+    recordSuccess(deploymentId, now) {
       const pending = pendingSuccesses.get(deploymentId);
       if (pending) {
         pending.count += 1;
@@ -192,10 +196,7 @@ export function createRedisCircuitStore(redis: Redis, options: RedisCircuitStore
       } else {
         pendingSuccesses.set(deploymentId, { count: 1, at: now });
       }
-      if (probing.delete(deploymentId)) {
-        await run('flush', deploymentId, now);
-        return;
-      }
+      if (probing.delete(deploymentId)) return run('flush', deploymentId, now).then(() => undefined);
       timer ??= setTimeout(() => void flush(), options.flushIntervalMs ?? 100).unref();
     },
     async recordFailure(deploymentId, now, reason) {

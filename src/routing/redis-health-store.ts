@@ -134,10 +134,10 @@ export function createRedisHealthStore(redis: Redis, options: RedisHealthStoreOp
   }
 
   return {
-    async begin(deploymentId) {
+    begin(deploymentId) {
       pendingFor(deploymentId).inflightDelta += 1;
     },
-    async end(deploymentId, sample: CallSample | null) {
+    end(deploymentId, sample: CallSample | null) {
       const entry = pendingFor(deploymentId);
       entry.inflightDelta -= 1;
       if (!sample) return;

@@ -1,4 +1,5 @@
 import { GatewayError, isGatewayError } from '../errors/gateway-error.js';
+import { isPromise, type Awaitable } from '../lib/awaitable.js';
 import { publishCallStep } from '../observability/call-steps.js';
 import type { GatewayCall, Outcome, StreamEvent } from '../pipeline/stage.js';
 import type { DeploymentTarget, Provider } from '../providers/provider.js';
@@ -48,7 +49,7 @@ export async function runAttempt(context: AttemptContext, input: AttemptInput): 
   const attemptSignal = createAttemptSignal(call.signal, timeouts, call.stream);
   const settled = provider.honoursAbortSignal ? settledAsIs : untilAborted;
   const startedAt = context.clock.now();
-  await tolerate(context, () => context.health.begin(deployment.id));
+  recordHealth(context, () => context.health.begin(deployment.id));
   let iterator: AsyncIterator<StreamEvent> | undefined;
   try {
     const outcome = await settled(
@@ -57,7 +58,8 @@ export async function runAttempt(context: AttemptContext, input: AttemptInput): 
     );
     if (outcome.kind !== 'stream') {
       attemptSignal.dispose();
-      await settle(context, input, { ok: true, latencyMs: context.clock.now() - startedAt }, null);
+      const settling = settle(context, input, { ok: true, latencyMs: context.clock.now() - startedAt }, null);
+      if (isPromise(settling)) await settling;
       return outcome;
     }
     iterator = outcome.events[Symbol.asyncIterator]();
@@ -142,17 +144,17 @@ async function* continueStream(context: AttemptContext, input: AttemptInput, sta
  * rate limit) still proves it is up. A provider that keeps no circuit (in process) gets no verdict,
  * and neither does a retry whose call already counted a failure against this deployment.
  */
-async function settle(
+function settle(
   context: AttemptContext,
   input: AttemptInput,
   sample: CallSample | null,
   failure: GatewayError | null,
-): Promise<void> {
+): Awaitable<void> {
   const { deployment } = input;
-  await tolerate(context, () => context.health.end(deployment.id, sample));
+  recordHealth(context, () => context.health.end(deployment.id, sample));
   if (sample === null || input.provider.inProcess) return;
-  if (failure === null || !countsAgainstCircuit(failure)) await context.breaker.success(deployment);
-  else if (input.countsFailure) await context.breaker.failure(deployment, failure.code);
+  if (failure === null || !countsAgainstCircuit(failure)) return context.breaker.success(deployment);
+  if (input.countsFailure) return context.breaker.failure(deployment, failure.code);
 }
 
 /**
@@ -176,9 +178,10 @@ function closeQuietly(iterator: AsyncIterator<StreamEvent> | undefined): void {
   }
 }
 
-async function tolerate(context: AttemptContext, operation: () => Promise<void>): Promise<void> {
+/** Health statistics are advisory: a store that throws is logged, and the call goes on. */
+function recordHealth(context: AttemptContext, operation: () => void): void {
   try {
-    await operation();
+    operation();
   } catch (error) {
     context.logger?.warn({ error: (error as Error).message }, 'deployment health store unavailable');
   }

@@ -182,6 +182,8 @@ describe('http1 client: servers that close, cut or stall', () => {
       assert.equal(whole.body.toString(), 'all of it');
       await assert.rejects(send('/silent', { firstByteMs: 150 }), (error) => error instanceof Http1TimeoutError && error.phase === 'headers');
       await assert.rejects(send('/stalls', { idleMs: 150 }), (error) => error instanceof Http1TimeoutError && error.phase === 'body');
+      // One length for both (as the gateway's calls have): the timer the head's read restarted goes on measuring the body's silence.
+      await assert.rejects(send('/stalls', { firstByteMs: 150, idleMs: 150 }), (error) => error instanceof Http1TimeoutError && error.phase === 'body');
       await assert.rejects(send('/garbage'), /bad status line/);
     } finally {
       await client.close();

@@ -425,8 +425,10 @@ class Connection {
       return;
     }
     if (reader.headComplete && !headBefore) {
-      // From the answer's head on, the timer measures silences in its body.
-      this.socket.setTimeout(exchange.idleMs);
+      // From the answer's head on, the timer measures silences in its body. The read that brought
+      // the head restarted the socket's timer already, so only a different length needs setting
+      // (setTimeout makes a new timer each time); the gateway's calls give both the same length.
+      if (this.socket.timeout !== exchange.idleMs) this.socket.setTimeout(exchange.idleMs);
       if (onAnswerHeaders.hasSubscribers) onAnswerHeaders.publish({ request: exchange });
     }
     if (!this.bodyStarted && reader.bodyBytes > 0) {
