@@ -329,7 +329,7 @@ export function createMeterStage(options: MeterStageOptions): Stage {
    * goes out, and the hold is released rather than left to its deadline (a cost that cannot be
    * computed is already charged at the hold by settlementCost).
    */
-  async function finishPlain(call: GatewayCall, accounts: SpendAccount[], outcome: Exclude<Outcome, { kind: 'stream' }>): Promise<Outcome> {
+  function finishPlain(call: GatewayCall, accounts: SpendAccount[], outcome: Exclude<Outcome, { kind: 'stream' }>): Outcome {
     try {
       let usage = outcome.usage;
       let estimated = false;
@@ -384,22 +384,30 @@ export function createMeterStage(options: MeterStageOptions): Stage {
     });
   }
 
+  async function refuseUnpriced(call: GatewayCall): Promise<never> {
+    await admitted(call);
+    throw new GatewayError('model_not_priced', `The model "${call.model}" has no price for this operation, so it cannot be metered. Ask an admin to set its price.`, {
+      param: 'model',
+    });
+  }
+
   return {
     name: 'meter',
-    async run(call, next) {
+    // Not an async function: one returning runHeld's promise would settle a turn of two microtasks
+    // and a promise later, on every call. A synchronous failure is still answered as a rejection.
+    run(call, next) {
       if (call.operation === 'moderation') return admitted(call).then(() => next(call));
-      const estimate = reservationCost(call);
-      if (estimate.unpriced && !call.auth.org.settings.allowUnpricedModels) {
-        await admitted(call);
-        throw new GatewayError('model_not_priced', `The model "${call.model}" has no price for this operation, so it cannot be metered. Ask an admin to set its price.`, {
-          param: 'model',
-        });
+      try {
+        const estimate = reservationCost(call);
+        if (estimate.unpriced && !call.auth.org.settings.allowUnpricedModels) return refuseUnpriced(call);
+        accountsChosenAt = now();
+        const accounts = spendAccountsFor(call.auth, call.user, windowOf, credits);
+        call.record.spendAccounts = accounts;
+        call.record.spendAccountsChosenAt = accountsChosenAt;
+        return runHeld(call, accounts, estimate.costNanos, next);
+      } catch (error) {
+        return Promise.reject(error);
       }
-      accountsChosenAt = now();
-      const accounts = spendAccountsFor(call.auth, call.user, windowOf, credits);
-      call.record.spendAccounts = accounts;
-      call.record.spendAccountsChosenAt = accountsChosenAt;
-      return runHeld(call, accounts, estimate.costNanos, next);
     },
   };
 }

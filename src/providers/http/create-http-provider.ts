@@ -66,65 +66,75 @@ export function createHttpProvider(
     operations,
     // undici rejects the pending request, or errors the body being read, when the signal aborts.
     honoursAbortSignal: true,
-    async invoke(invocation: Invocation): Promise<Outcome> {
-      const { call, target, signal } = invocation;
-      const translator = adapter.translators[call.operation] as OperationTranslator | undefined;
-      if (!translator) {
-        throw new GatewayError('unsupported_model', `Provider ${adapter.id} does not serve ${call.operation}.`);
+    // Not an async function: one returning sendOne's promise would settle a turn of two microtasks
+    // and a promise later, on every call. A synchronous failure is still answered as a rejection.
+    invoke(invocation: Invocation): Promise<Outcome> {
+      try {
+        return send(invocation);
+      } catch (error) {
+        return Promise.reject(error);
       }
-      const context: TranslationContext = {
-        model: call.model,
-        target,
-        requestId: call.requestId,
-        created: Math.floor(Date.now() / 1000),
-      };
-      const usageRejected = (problem: string) =>
-        options.onUsageRejected?.({ provider: adapter.id, deploymentId: target.deploymentId, requestId: call.requestId, problem });
-      const streaming = call.stream && translator.createStreamTranslator !== undefined;
-      const request = call.files ? { ...call.request, files: call.files } : call.request;
-      const sendOptions = {
-        signal,
-        firstByteMs: target.timeouts.firstByteMs,
-        idleMs: target.timeouts.firstByteMs,
-        connectMs: target.timeouts.connectMs,
-        provider: adapter.id,
-      };
-      const sendOne = async (request: Record<string, unknown>, streaming: boolean): Promise<Outcome> => {
-        const upstreamRequest = translator.buildRequest(request, buildContext(context, streaming));
-        if (!streaming) {
-          const response = await client.sendBuffered(upstreamRequest, sendOptions);
-          publishCallStep(context.requestId, 'answer read');
-          const answer = answerFromBody(adapter, translator, context, request, response.statusCode, response.headers, response.body, usageRejected);
-          publishCallStep(context.requestId, 'answer translated');
-          return answer;
-        }
-
-        const response = await client.send(upstreamRequest, sendOptions);
-        if (response.statusCode >= 400) throw await readError(adapter, response);
-        const contentType = String(response.headers['content-type'] ?? '');
-        if (!contentType.includes('application/json')) {
-          if (!decoderFactory) {
-            // Unread, the answer would hold its connection until the upstream gave up.
-            response.body.destroy();
-            throw new Error(`no stream decoder for ${adapter.streamFraming}`);
-          }
-          return {
-            kind: 'stream',
-            events: translateStream(response, translator.createStreamTranslator!(context), decoderFactory(), adapter.id, signal, usageRejected),
-          };
-        }
-        // A stream was asked for and a JSON answer came back (some providers answer that way): the
-        // client still gets the stream it asked for, SDKs in stream mode read nothing else.
-        const raw = await response.body.readAll();
-        const answer = answerFromBody(adapter, translator, context, request, response.statusCode, response.headers, raw, usageRejected);
-        if (answer.kind !== 'json') throw new GatewayError('upstream_bad_response', `The provider answered a stream request with a binary body (${adapter.id}).`, { provider: adapter.id });
-        return { kind: 'stream', events: answerAsStream(call.operation, answer.body, answer.usage, adapter.id) };
-      };
-      const parts = streaming ? undefined : (translator.splitRequest?.(request) as Record<string, unknown>[] | undefined);
-      if (parts && translator.mergeBodies) return answerInParts(adapter, parts, translator.mergeBodies, (part) => sendOne(part, false));
-      return sendOne(request, streaming);
     },
   };
+
+  function send(invocation: Invocation): Promise<Outcome> {
+    const { call, target, signal } = invocation;
+    const translator = adapter.translators[call.operation] as OperationTranslator | undefined;
+    if (!translator) {
+      throw new GatewayError('unsupported_model', `Provider ${adapter.id} does not serve ${call.operation}.`);
+    }
+    const context: TranslationContext = {
+      model: call.model,
+      target,
+      requestId: call.requestId,
+      created: Math.floor(Date.now() / 1000),
+    };
+    const usageRejected = (problem: string) =>
+      options.onUsageRejected?.({ provider: adapter.id, deploymentId: target.deploymentId, requestId: call.requestId, problem });
+    const streaming = call.stream && translator.createStreamTranslator !== undefined;
+    const request = call.files ? { ...call.request, files: call.files } : call.request;
+    const sendOptions = {
+      signal,
+      firstByteMs: target.timeouts.firstByteMs,
+      idleMs: target.timeouts.firstByteMs,
+      connectMs: target.timeouts.connectMs,
+      provider: adapter.id,
+    };
+    const sendOne = async (request: Record<string, unknown>, streaming: boolean): Promise<Outcome> => {
+      const upstreamRequest = translator.buildRequest(request, buildContext(context, streaming));
+      if (!streaming) {
+        const response = await client.sendBuffered(upstreamRequest, sendOptions);
+        publishCallStep(context.requestId, 'answer read');
+        const answer = answerFromBody(adapter, translator, context, request, response.statusCode, response.headers, response.body, usageRejected);
+        publishCallStep(context.requestId, 'answer translated');
+        return answer;
+      }
+
+      const response = await client.send(upstreamRequest, sendOptions);
+      if (response.statusCode >= 400) throw await readError(adapter, response);
+      const contentType = String(response.headers['content-type'] ?? '');
+      if (!contentType.includes('application/json')) {
+        if (!decoderFactory) {
+          // Unread, the answer would hold its connection until the upstream gave up.
+          response.body.destroy();
+          throw new Error(`no stream decoder for ${adapter.streamFraming}`);
+        }
+        return {
+          kind: 'stream',
+          events: translateStream(response, translator.createStreamTranslator!(context), decoderFactory(), adapter.id, signal, usageRejected),
+        };
+      }
+      // A stream was asked for and a JSON answer came back (some providers answer that way): the
+      // client still gets the stream it asked for, SDKs in stream mode read nothing else.
+      const raw = await response.body.readAll();
+      const answer = answerFromBody(adapter, translator, context, request, response.statusCode, response.headers, raw, usageRejected);
+      if (answer.kind !== 'json') throw new GatewayError('upstream_bad_response', `The provider answered a stream request with a binary body (${adapter.id}).`, { provider: adapter.id });
+      return { kind: 'stream', events: answerAsStream(call.operation, answer.body, answer.usage, adapter.id) };
+    };
+    const parts = streaming ? undefined : (translator.splitRequest?.(request) as Record<string, unknown>[] | undefined);
+    if (parts && translator.mergeBodies) return answerInParts(adapter, parts, translator.mergeBodies, (part) => sendOne(part, false));
+    return sendOne(request, streaming);
+  }
 }
 
 /**
