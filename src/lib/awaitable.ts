@@ -8,3 +8,8 @@ export type Awaitable<T> = T | Promise<T>;
 export function isPromise<T>(value: Awaitable<T>): value is Promise<T> {
   return value instanceof Promise;
 }
+
+/** Hands a rejection of `value` to `report`; a value given at once has none. */
+export function reportRejection(value: Awaitable<unknown>, report: (error: unknown) => void): void {
+  if (isPromise(value)) value.catch(report);
+}

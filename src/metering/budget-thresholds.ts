@@ -1,3 +1,4 @@
+import type { Awaitable } from '../lib/awaitable.js';
 import type { EventBus, Severity } from '../lib/event-bus.js';
 import { formatUsd } from './format-usd.js';
 import type { SettledAccount, SpendAccount, SpendGate } from './spend-gate.js';
@@ -20,8 +21,12 @@ export interface ThresholdContext {
 }
 
 export interface ThresholdNotifier {
-  /** Publishes budget.threshold for every threshold this settlement crossed (once per crossing per period, across instances). */
-  check(accounts: readonly SpendAccount[], settled: readonly SettledAccount[], costNanos: number, context: ThresholdContext): Promise<void>;
+  /**
+   * Publishes budget.threshold for every threshold this settlement crossed (once per crossing per
+   * period, across instances). A settlement that crossed none (nearly all) is answered at once,
+   * without a promise.
+   */
+  check(accounts: readonly SpendAccount[], settled: readonly SettledAccount[], costNanos: number, context: ThresholdContext): Awaitable<void>;
   /**
    * The account refused a call (402) it could not cover: its spend may stop short of 100% for
    * good, every later call being refused too. Publishes its highest threshold, saying the account
@@ -97,6 +102,10 @@ export function createThresholdNotifier(options: { gate: SpendGate; events: Even
     });
   }
 
+  async function fireInTurn(crossed: Array<{ account: SpendAccount; state: SettledAccount; threshold: number }>, context: ThresholdContext): Promise<void> {
+    for (const { account, state, threshold } of crossed) await fire(account, state, threshold, context);
+  }
+
   function remember(marker: string): void {
     // Markers of past periods are never asked again; a bound keeps a long-running instance's set small.
     if (claimedHere.size >= 10_000) claimedHere.clear();
@@ -104,8 +113,9 @@ export function createThresholdNotifier(options: { gate: SpendGate; events: Even
   }
 
   return {
-    async check(accounts, settled, costNanos, context) {
+    check(accounts, settled, costNanos, context) {
       if (costNanos <= 0) return;
+      let crossed: Array<{ account: SpendAccount; state: SettledAccount; threshold: number }> | undefined;
       for (let index = 0; index < accounts.length; index++) {
         const account = accounts[index];
         const state = settled[index];
@@ -113,9 +123,10 @@ export function createThresholdNotifier(options: { gate: SpendGate; events: Even
         const before = state.spentNanos - costNanos;
         for (const threshold of account.thresholds) {
           const mark = Math.ceil(threshold * state.limitNanos);
-          if (before < mark && state.spentNanos >= mark) await fire(account, state, threshold, context);
+          if (before < mark && state.spentNanos >= mark) (crossed ??= []).push({ account, state, threshold });
         }
       }
+      return crossed && fireInTurn(crossed, context);
     },
     async blocked(account, refused, context) {
       if (account.thresholds.length === 0) return;

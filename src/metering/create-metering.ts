@@ -130,10 +130,13 @@ export async function createMetering(options: MeteringOptions): Promise<Metering
     gate,
     onError: report,
     onLost: repairs && ((lost) => repairs.record(lost.flatMap((write) => write.accounts.map((account) => account.key)))),
-    onSettled: (write, settled) =>
-      void thresholds
-        .check(write.accounts, settled, write.actualNanos, write.context ?? { keyAlias: '', requestId: write.reservationId, model: '' })
-        .catch((error) => report(error, 'budget threshold check failed')),
+    onSettled: async (write, settled) => {
+      try {
+        await thresholds.check(write.accounts, settled, write.actualNanos, write.context ?? { keyAlias: '', requestId: write.reservationId, model: '' });
+      } catch (error) {
+        report(error, 'budget threshold check failed');
+      }
+    },
   });
   // Repairs recorded by any instance are applied once Redis answers: at start, on every
   // reconnection, and every REPAIR_INTERVAL_MS (the instance that recorded them may never start again).

@@ -1,5 +1,6 @@
 import { GatewayError, isGatewayError } from '../errors/gateway-error.js';
 import type { EventBus } from '../lib/event-bus.js';
+import { reportRejection } from '../lib/awaitable.js';
 import { CallAbort } from '../lib/call-signal.js';
 import { admitted, withAdmissionCheck } from '../pipeline/admission.js';
 import type { GatewayCall, Next, Outcome, Stage } from '../pipeline/stage.js';
@@ -168,7 +169,14 @@ export function createMeterStage(options: MeterStageOptions): Stage {
     });
     const context = { keyAlias: call.auth.key.alias, requestId: call.requestId, model: call.model };
     gate.settle(call.requestId, accounts, cost.costNanos).then(
-      (settled) => thresholds.check(accounts, settled, cost.costNanos, context).catch((error) => report(error, 'budget threshold check failed')),
+      (settled) => {
+        const failed = (error: unknown) => report(error, 'budget threshold check failed');
+        try {
+          reportRejection(thresholds.check(accounts, settled, cost.costNanos, context), failed);
+        } catch (error) {
+          failed(error);
+        }
+      },
       (error: unknown) => {
         // The call has run and is answered; the ledger records the spend, and the counter catches up on replay.
         report(error, 'spend settlement failed; will replay');

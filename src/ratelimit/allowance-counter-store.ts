@@ -1,3 +1,4 @@
+import { reportRejection } from '../lib/awaitable.js';
 import type { CounterStore, HitResult, WindowLimit, WindowState } from './counter-store.js';
 
 export interface AllowanceOptions {
@@ -91,7 +92,7 @@ export function createAllowanceCounterStore(shared: CounterStore, options: Allow
     if (previous !== undefined && previous.granted > previous.used) {
       // adjust() takes the caller's time: the middle of that window, back on the caller's clock.
       const windowMiddle = previous.window * limit.windowMs + limit.windowMs / 2 - (now - localNow);
-      shared.adjust(limit.key, limit.windowMs, windowMiddle, previous.used - previous.granted).catch(report);
+      reportRejection(shared.adjust(limit.key, limit.windowMs, windowMiddle, previous.used - previous.granted), report);
     }
     if (allowances.size >= MAX_ALLOWANCES) forgetPastWindows(now);
     allowances.set(limit.key, { window, windowMs: limit.windowMs, granted: grant, used: 0, remainingAtClaim: remaining });

@@ -1,3 +1,5 @@
+import type { Awaitable } from '../lib/awaitable.js';
+
 /**
  * Rate-limit counters: a sliding window per limit, computed with the two-window approximation
  * (the count of the previous fixed window weighted by how much of it still overlaps the sliding
@@ -55,8 +57,11 @@ export interface CounterStore {
    * caller's time and convert it themselves; this is for callers that keep windows of their own.
    */
   storeTime?(now: number): number;
-  /** Corrects a count made at `atMs` by `delta` (actual − estimate); ignored once that window has passed. */
-  adjust(key: string, windowMs: number, atMs: number, delta: number): Promise<void>;
+  /**
+   * Corrects a count made at `atMs` by `delta` (actual − estimate); ignored once that window has
+   * passed. The in-memory store corrects at once, without a promise (every metered call makes one).
+   */
+  adjust(key: string, windowMs: number, atMs: number, delta: number): Awaitable<void>;
   close(): Promise<void>;
 }
 

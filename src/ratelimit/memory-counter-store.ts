@@ -60,7 +60,7 @@ export function createMemoryCounterStore(options: { sweepIntervalMs?: number; no
   return {
     hitNow,
     hit: async (limits, time) => hitNow(limits, time),
-    async adjust(key, windowMs, atMs, delta) {
+    adjust(key, windowMs, atMs, delta) {
       const counter = counters.get(key);
       if (!counter || delta === 0) return;
       const window = Math.floor(atMs / windowMs);

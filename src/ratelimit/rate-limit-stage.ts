@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
+import { reportRejection } from '../lib/awaitable.js';
 import { tapStream } from '../lib/tap-stream.js';
 import { countPromptTokens } from '../metering/estimate-usage.js';
 import type { TokenCounter } from '../metering/token-counter.js';
@@ -123,7 +124,7 @@ export function createRateLimitStage(options: RateLimitStageOptions): Stage {
     const delta = promptTokens + completionTokens - estimate;
     if (delta === 0) return;
     for (let index = 2; index < windows.length; index += 3) {
-      store.adjust(windows[index].key, MINUTE_MS, admittedAt, delta).catch(report);
+      reportRejection(store.adjust(windows[index].key, MINUTE_MS, admittedAt, delta), report);
     }
   }
 

@@ -27,7 +27,11 @@ export function createDeploymentCapacity(store: CounterStore): DeploymentCapacit
     },
     async recordTokens(deployment, tokens, now) {
       if (!deployment.tpm || tokens <= 0) return;
-      await store.adjust(`deployment-tpm:${deployment.id}`, MINUTE_MS, now, tokens).catch(() => {});
+      try {
+        await store.adjust(`deployment-tpm:${deployment.id}`, MINUTE_MS, now, tokens);
+      } catch {
+        // Advisory, as in admit.
+      }
     },
   };
 
