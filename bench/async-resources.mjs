@@ -13,53 +13,38 @@
 //   node bench/async-resources.mjs --sites             # and where they come from
 //   options: --rounds N (1)  --rate N (500)  --seconds N (8)  --json
 import { join } from 'node:path';
-import { badCount, measure } from './lib/measure.mjs';
-import { askProbe, prepareVariantRun, startVariantGateways, stopStarted, variantToolSetup, warmUpVariants } from './lib/tool-fixture.mjs';
+import { runProbedRateWindows, stopStarted, variantToolSetup } from './lib/tool-fixture.mjs';
 import { describeSettings } from './lib/tool-options.mjs';
 import { perCallCounts, perCallSites } from './lib/async-resources-summary.mjs';
 
 const setup = variantToolSetup(import.meta.url, { rounds: 1, rate: 500, seconds: 8 });
 const { rounds, rate, seconds } = setup.numbers;
-const { argv, variants, root, gwCpus, firstPort, resultsDir, started } = setup;
+const { argv, variants, root, resultsDir, started } = setup;
 const withSites = argv.includes('--sites');
 // The loadgen's one-second warm-up is sent at the rate too, and the probe counts it.
 const WARMUP_S = 1;
 
 async function main() {
-  const { state, storage, bodyFile, headers, settings } = await prepareVariantRun(setup, seconds);
   const outputOf = (index) => join(resultsDir, `async-resources-${index}.json`);
-  const targets = await startVariantGateways({
-    root,
-    variants,
-    storage,
-    state,
-    firstPort,
-    gwCpus,
-    resultsDir,
-    started,
+  const windows = await runProbedRateWindows(setup, {
+    rounds,
+    rate,
+    seconds,
+    outputOf,
     probe: (index) => ({
       flags: `--import ${join(root, 'bench/lib/async-resources-probe.mjs')}`,
       env: { GW_ASYNC_RESOURCES_OUT: outputOf(index), ...(withSites ? { GW_ASYNC_RESOURCES_SITES: '1', GW_SERVER_ENTRY: 'dist/src/main.js' } : {}) },
     }),
   });
-  const rateSpec = (target) => ({ kind: 'rate', url: target.url, bodyFile, headers, marker: 'peerbench-mock', rate });
-  await warmUpVariants(targets, { bodyFile, headers, settings }, rateSpec);
-  const results = targets.map(() => ({ calls: 0, counts: {}, sites: {} }));
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? targets : [...targets].reverse();
-    for (const target of order) {
-      const index = targets.indexOf(target);
-      console.error(`round ${round + 1}: ${target.variant.name}: ${rate} req/s for ${seconds} s`);
-      await askProbe(target.gateway.pid, outputOf(index));
-      const outcome = await measure(rateSpec(target), { ...settings, gatewayPid: target.gateway.pid });
-      const recorded = await askProbe(target.gateway.pid, outputOf(index));
-      if (!outcome.result || badCount('rate', outcome.result) > 0) throw new Error(`${target.variant.name}: the window failed: ${JSON.stringify(outcome.result)}`);
-      const result = results[index];
+  const results = windows.map((variantWindows) => {
+    const result = { calls: 0, counts: {}, sites: {} };
+    for (const { recorded, outcome } of variantWindows) {
       result.calls += outcome.result.completed + rate * WARMUP_S;
       for (const [type, count] of Object.entries(recorded.counts)) result.counts[type] = (result.counts[type] ?? 0) + count;
       for (const [site, count] of Object.entries(recorded.sites)) result.sites[site] = (result.sites[site] ?? 0) + count;
     }
-  }
+    return result;
+  });
   const summaries = results.map((result) => ({
     calls: result.calls,
     perCall: perCallCounts(result.counts, result.calls),

@@ -12,47 +12,27 @@
 //   node bench/loop-blockers.mjs --variant window200ms='GW_LOG_FLUSH_INTERVAL_MS=200'
 //   options: --rounds N (2)  --rate N (500)  --seconds N (10)  --json
 import { join } from 'node:path';
-import { badCount, measure } from './lib/measure.mjs';
-import { askProbe, prepareVariantRun, startVariantGateways, stopStarted, variantToolSetup, warmUpVariants } from './lib/tool-fixture.mjs';
+import { runProbedRateWindows, stopStarted, variantToolSetup } from './lib/tool-fixture.mjs';
 import { describeSettings } from './lib/tool-options.mjs';
 import { summarizeBlockers } from './lib/loop-blockers-summary.mjs';
 
 const setup = variantToolSetup(import.meta.url, { rounds: 2, rate: 500, seconds: 10 });
 const { rounds, rate, seconds } = setup.numbers;
-const { argv, variants, root, gwCpus, firstPort, resultsDir, started } = setup;
+const { argv, variants, root, resultsDir, started } = setup;
 
 async function main() {
-  const { state, storage, bodyFile, headers, settings } = await prepareVariantRun(setup, seconds);
   const outputOf = (index) => join(resultsDir, `blockers-${index}.json`);
-  const targets = await startVariantGateways({
-    root,
-    variants,
-    storage,
-    state,
-    firstPort,
-    gwCpus,
-    resultsDir,
-    started,
+  const windows = await runProbedRateWindows(setup, {
+    rounds,
+    rate,
+    seconds,
+    outputOf,
     probe: (index) => ({ flags: `--import ${join(root, 'bench/lib/loop-blockers-probe.mjs')}`, env: { GW_LOOP_BLOCKERS_OUT: outputOf(index) } }),
   });
-  const rateSpec = (target) => ({ kind: 'rate', url: target.url, bodyFile, headers, marker: 'peerbench-mock', rate });
-  await warmUpVariants(targets, { bodyFile, headers, settings }, rateSpec);
-  const results = targets.map(() => ({ events: [], windows: [] }));
-  for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? targets : [...targets].reverse();
-    for (const target of order) {
-      const index = targets.indexOf(target);
-      console.error(`round ${round + 1}: ${target.variant.name}: ${rate} req/s for ${seconds} s`);
-      await askProbe(target.gateway.pid, outputOf(index));
-      const outcome = await measure(rateSpec(target), { ...settings, gatewayPid: target.gateway.pid });
-      const events = await askProbe(target.gateway.pid, outputOf(index));
-      const latency = outcome.result?.latency_ms;
-      if (!latency || badCount('rate', outcome.result) > 0) throw new Error(`${target.variant.name}: the window failed: ${JSON.stringify(outcome.result)}`);
-      const result = results[index];
-      result.events.push(...events);
-      result.windows.push({ p50: latency.p50, p99: latency.p99, cpuMs: Math.round(outcome.gwCpuS * 1000) });
-    }
-  }
+  const results = windows.map((variantWindows) => ({
+    events: variantWindows.flatMap((window) => window.recorded),
+    windows: variantWindows.map(({ outcome }) => ({ p50: outcome.result.latency_ms.p50, p99: outcome.result.latency_ms.p99, cpuMs: Math.round(outcome.gwCpuS * 1000) })),
+  }));
   // The loadgen's window includes its one-second warm-up; the probe saw all of it.
   const windowSeconds = rounds * (seconds + 1);
   const summaries = results.map((result) => summarizeBlockers(result.events, windowSeconds));

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { measure } from './measure.mjs';
+import { badCount, measure } from './measure.mjs';
 import { portOpen, runToEnd, startProcess, stopProcess, waitForListening } from './processes.mjs';
 import { numberOptions, optionReader, readVariants } from './tool-options.mjs';
 import { gatewayEnvironment, prepareGateway } from './gateway-setup.mjs';
@@ -163,4 +163,34 @@ export async function askProbe(gatewayPid, outputFile) {
     }
   }
   throw new Error(`the gateway did not write what its probe recorded (${outputFile})`);
+}
+
+/**
+ * What the probe tools (loop-blockers.mjs, async-resources.mjs) share: the mock and a prepared
+ * embedded gateway per variant with the probe preloaded (`probe(index)`: its --import file and its
+ * settings; `outputOf(index)`: the file it writes on SIGUSR2), warmed up, then per round (the
+ * variant order alternating) a window of chat calls at `rate` a second for `seconds`, each
+ * between two asks of the probe. Fails on a window with a bad answer. Resolves to each variant's
+ * windows: [{ recorded, outcome }] per variant, `recorded` what the probe wrote for the window.
+ */
+export async function runProbedRateWindows(setup, { rounds, rate, seconds, probe, outputOf }) {
+  const { variants, root, gwCpus, firstPort, resultsDir, started } = setup;
+  const { state, storage, bodyFile, headers, settings } = await prepareVariantRun(setup, seconds);
+  const targets = await startVariantGateways({ root, variants, storage, state, firstPort, gwCpus, resultsDir, started, probe });
+  const rateSpec = (target) => ({ kind: 'rate', url: target.url, bodyFile, headers, marker: 'peerbench-mock', rate });
+  await warmUpVariants(targets, { bodyFile, headers, settings }, rateSpec);
+  const windows = targets.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? targets : [...targets].reverse();
+    for (const target of order) {
+      const index = targets.indexOf(target);
+      console.error(`round ${round + 1}: ${target.variant.name}: ${rate} req/s for ${seconds} s`);
+      await askProbe(target.gateway.pid, outputOf(index));
+      const outcome = await measure(rateSpec(target), { ...settings, gatewayPid: target.gateway.pid });
+      const recorded = await askProbe(target.gateway.pid, outputOf(index));
+      if (!outcome.result?.latency_ms || badCount('rate', outcome.result) > 0) throw new Error(`${target.variant.name}: the window failed: ${JSON.stringify(outcome.result)}`);
+      windows[index].push({ recorded, outcome });
+    }
+  }
+  return windows;
 }
