@@ -1,4 +1,4 @@
-import { UnseededAccountsError, type AccountState, type SettledAccount, type SpendAccount, type SpendGate } from './spend-gate.js';
+import { UnseededAccountsError, type AccountState, type ReserveResult, type SettledAccount, type SpendAccount, type SpendGate } from './spend-gate.js';
 import { ShortLivedEntries } from '../lib/short-lived-entries.js';
 
 interface Counter {
@@ -96,7 +96,7 @@ export function createMemorySpendGate(options: MemorySpendGateOptions = {}): Spe
   timer?.unref();
 
   return {
-    async reserve(reservationId, accounts, amountNanos, ttlMs) {
+    reserve(reservationId, accounts, amountNanos, ttlMs): ReserveResult {
       const held = seededCounters(accounts);
       for (let index = 0; index < accounts.length; index++) {
         const account = accounts[index];

@@ -1,6 +1,6 @@
 import { GatewayError, isGatewayError } from '../errors/gateway-error.js';
 import type { EventBus } from '../lib/event-bus.js';
-import { reportRejection } from '../lib/awaitable.js';
+import { isPromise, reportRejection, type Awaitable } from '../lib/awaitable.js';
 import { CallAbort } from '../lib/call-signal.js';
 import { admitted, withAdmissionCheck } from '../pipeline/admission.js';
 import type { GatewayCall, Next, Outcome, Stage } from '../pipeline/stage.js';
@@ -15,7 +15,7 @@ import { MAX_UPSTREAM_UNITS_PER_CALL } from '../providers/http/upstream-usage.js
 import { meterStream } from './metered-stream.js';
 import type { PricingCatalog } from './pricing-catalog.js';
 import { spendAccountsFor } from './spend-accounts.js';
-import type { SpendGate, SpendAccount } from './spend-gate.js';
+import type { ReserveResult, SpendGate, SpendAccount } from './spend-gate.js';
 import type { SpendEntry, SpendLedger } from './spend-ledger.js';
 import { createPeriodClock } from './spend-periods.js';
 import type { SpendSeeder } from './spend-seeder.js';
@@ -207,17 +207,46 @@ export function createMeterStage(options: MeterStageOptions): Stage {
     });
   }
 
-  async function reserve(call: GatewayCall, accounts: SpendAccount[], amountNanos: number): Promise<void> {
-    let result;
+  /**
+   * Takes the call's hold: at once when the gate answers at once (the in-memory one, on seeded
+   * counters), else with a promise. A store that fails gives credit_check_failed, a refusal
+   * insufficient_credits, thrown or rejected alike.
+   */
+  function reserve(call: GatewayCall, accounts: SpendAccount[], amountNanos: number): Awaitable<void> {
+    let result: Awaitable<ReserveResult>;
     try {
       const seeding = seeder.ensure(accounts);
-      if (seeding) await seeding;
-      result = await gate.reserve(call.requestId, accounts, amountNanos, ttlMs);
+      result = seeding
+        ? seeding.then(() => gate.reserve(call.requestId, accounts, amountNanos, ttlMs))
+        : gate.reserve(call.requestId, accounts, amountNanos, ttlMs);
     } catch (error) {
-      // The hold may have landed with its reply lost; drop it once the store answers again.
-      options.deferGateWrite?.({ kind: 'release', reservationId: call.requestId });
-      throw new GatewayError('credit_check_failed', 'The credit system is unavailable; the request was not run. Retry shortly.', { cause: error });
+      throw holdFailed(call, error);
     }
+    if (!isPromise(result)) return judgeHold(call, accounts, amountNanos, result);
+    return result.then(
+      (answered) => judgeHold(call, accounts, amountNanos, answered),
+      (error: unknown) => {
+        throw holdFailed(call, error);
+      },
+    );
+  }
+
+  /** The hold as a promise, to join to the call's admission: a refusal or failure given at once becomes its rejection. */
+  function holdOnItsWay(call: GatewayCall, accounts: SpendAccount[], amountNanos: number): Promise<void> {
+    try {
+      return Promise.resolve(reserve(call, accounts, amountNanos));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  function holdFailed(call: GatewayCall, error: unknown): GatewayError {
+    // The hold may have landed with its reply lost; drop it once the store answers again.
+    options.deferGateWrite?.({ kind: 'release', reservationId: call.requestId });
+    return new GatewayError('credit_check_failed', 'The credit system is unavailable; the request was not run. Retry shortly.', { cause: error });
+  }
+
+  function judgeHold(call: GatewayCall, accounts: SpendAccount[], amountNanos: number, result: ReserveResult): void {
     if (result.ok) return;
     const account = accounts[result.index];
     // The account may now refuse every call while its spend stays short of 100%: say so once.
@@ -248,9 +277,11 @@ export function createMeterStage(options: MeterStageOptions): Stage {
     let taking: Promise<void> | undefined;
     // Held out of this instance's own claim on these accounts: nothing to ask, nothing to join.
     if (!gate.reserveFromAllowance?.(call.requestId, accounts, amountNanos)) {
-      if (call.admission === undefined) await reserve(call, accounts, amountNanos);
-      else {
-        taking = reserve(call, accounts, amountNanos);
+      if (call.admission === undefined) {
+        const holding = reserve(call, accounts, amountNanos);
+        if (isPromise(holding)) await holding;
+      } else {
+        taking = holdOnItsWay(call, accounts, amountNanos);
         held = withAdmissionCheck(call, taking);
       }
     }

@@ -1,3 +1,4 @@
+import type { Awaitable } from '../lib/awaitable.js';
 import type { BudgetPeriod } from '../tenancy/tenancy-types.js';
 
 export type AccountKind = 'credit' | 'org' | 'team' | 'key' | 'user';
@@ -69,7 +70,11 @@ export class UnseededAccountsError extends Error {
  * Amounts are integer nano-USD.
  */
 export interface SpendGate {
-  reserve(reservationId: string, accounts: readonly SpendAccount[], amountNanos: number, ttlMs: number): Promise<ReserveResult>;
+  /**
+   * The in-memory gate answers at once, without a promise (every metered call takes a hold), and
+   * throws UnseededAccountsError at once too; a shared store answers with a promise.
+   */
+  reserve(reservationId: string, accounts: readonly SpendAccount[], amountNanos: number, ttlMs: number): Awaitable<ReserveResult>;
   /**
    * Holds `amountNanos` for the call at once out of credit this instance already holds for several
    * calls on exactly these accounts (allowance-spend-gate.ts); false when it holds none that covers

@@ -1,3 +1,4 @@
+import { isPromise, type Awaitable } from '../lib/awaitable.js';
 import type { SpendLedger } from './spend-ledger.js';
 import { UnseededAccountsError, type SpendAccount, type SpendGate } from './spend-gate.js';
 import { budgetCounterKeys, type BudgetOwnerKind } from './spend-accounts.js';
@@ -111,6 +112,21 @@ export function createSpendSeeder(options: SpendSeederOptions): SpendSeeder {
 export function seedingGate<Gate extends SpendGate>(gate: Gate, seeder: SpendSeeder): Gate {
   const reseedNamed = (error: UnseededAccountsError, accounts: readonly SpendAccount[]) =>
     seeder.reseed(accounts.filter((account) => error.accountKeys.includes(account.key)));
+  /** As `retrying`, for an operation that may answer at once: what answers at once stays so. */
+  function retryingAtOnce<T>(accounts: readonly SpendAccount[], operation: () => Awaitable<T>): Awaitable<T> {
+    const recover = async (error: unknown): Promise<T> => {
+      if (!(error instanceof UnseededAccountsError)) throw error;
+      await reseedNamed(error, accounts);
+      return operation();
+    };
+    let answer: Awaitable<T>;
+    try {
+      answer = operation();
+    } catch (error) {
+      return recover(error);
+    }
+    return isPromise(answer) ? answer.catch(recover) : answer;
+  }
   async function retrying<T>(accounts: readonly SpendAccount[], operation: () => Promise<T>): Promise<T> {
     try {
       return await operation();
@@ -122,7 +138,7 @@ export function seedingGate<Gate extends SpendGate>(gate: Gate, seeder: SpendSee
   }
   return {
     ...gate,
-    reserve: (reservationId, accounts, amountNanos, ttlMs) => retrying(accounts, () => gate.reserve(reservationId, accounts, amountNanos, ttlMs)),
+    reserve: (reservationId, accounts, amountNanos, ttlMs) => retryingAtOnce(accounts, () => gate.reserve(reservationId, accounts, amountNanos, ttlMs)),
     ...(gate.claim && {
       claim: (holdId: string, accounts: readonly SpendAccount[], minimumNanos: number, wantedNanos: number, share: number, ttlMs: number) =>
         retrying(accounts, () => gate.claim!(holdId, accounts, minimumNanos, wantedNanos, share, ttlMs)),

@@ -139,7 +139,7 @@ for (const implementation of implementations) {
       await gate.settle('r1', [credit, budget], 200);
       assert.deepEqual(await gate.reserve('r2', [credit, budget], 100, 60_000), { ok: true });
       await gate.unseed([budget.key]);
-      await assert.rejects(gate.reserve('r3', [credit, budget], 10, 60_000), (error) => error instanceof UnseededAccountsError && error.accountKeys.join() === budget.key);
+      await assert.rejects(async () => gate.reserve('r3', [credit, budget], 10, 60_000), (error: unknown) => error instanceof UnseededAccountsError && error.accountKeys.join() === budget.key);
       await assert.rejects(gate.claim!('h1', [budget], 10, 10, 4, 60_000), UnseededAccountsError);
       await assert.rejects(gate.read(budget.key), UnseededAccountsError);
       assert.equal((await gate.read(credit.key)).reservedNanos, 100, 'the refused calls held nothing');
