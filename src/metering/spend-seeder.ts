@@ -112,8 +112,12 @@ export function createSpendSeeder(options: SpendSeederOptions): SpendSeeder {
 export function seedingGate<Gate extends SpendGate>(gate: Gate, seeder: SpendSeeder): Gate {
   const reseedNamed = (error: UnseededAccountsError, accounts: readonly SpendAccount[]) =>
     seeder.reseed(accounts.filter((account) => error.accountKeys.includes(account.key)));
-  /** As `retrying`, for an operation that may answer at once: what answers at once stays so. */
-  function retryingAtOnce<T>(accounts: readonly SpendAccount[], operation: () => Awaitable<T>): Awaitable<T> {
+  /**
+   * Runs the operation; where it answers that counters are not seeded, seeds them and runs it once
+   * more. What answers at once stays so (the in-memory gate's holds); a promise gets the retry as
+   * its rejection handler.
+   */
+  function retrying<T>(accounts: readonly SpendAccount[], operation: () => Awaitable<T>): Awaitable<T> {
     const recover = async (error: unknown): Promise<T> => {
       if (!(error instanceof UnseededAccountsError)) throw error;
       await reseedNamed(error, accounts);
@@ -127,23 +131,16 @@ export function seedingGate<Gate extends SpendGate>(gate: Gate, seeder: SpendSee
     }
     return isPromise(answer) ? answer.catch(recover) : answer;
   }
-  async function retrying<T>(accounts: readonly SpendAccount[], operation: () => Promise<T>): Promise<T> {
-    try {
-      return await operation();
-    } catch (error) {
-      if (!(error instanceof UnseededAccountsError)) throw error;
-      await reseedNamed(error, accounts);
-      return operation();
-    }
-  }
+  /** `retrying` for an operation that always answers with a promise: so does the retry. */
+  const retryingPromise = <T>(accounts: readonly SpendAccount[], operation: () => Promise<T>) => retrying(accounts, operation) as Promise<T>;
   return {
     ...gate,
-    reserve: (reservationId, accounts, amountNanos, ttlMs) => retryingAtOnce(accounts, () => gate.reserve(reservationId, accounts, amountNanos, ttlMs)),
+    reserve: (reservationId, accounts, amountNanos, ttlMs) => retrying(accounts, () => gate.reserve(reservationId, accounts, amountNanos, ttlMs)),
     ...(gate.claim && {
       claim: (holdId: string, accounts: readonly SpendAccount[], minimumNanos: number, wantedNanos: number, share: number, ttlMs: number) =>
-        retrying(accounts, () => gate.claim!(holdId, accounts, minimumNanos, wantedNanos, share, ttlMs)),
+        retryingPromise(accounts, () => gate.claim!(holdId, accounts, minimumNanos, wantedNanos, share, ttlMs)),
     }),
-    read: (accountKey) => retrying(known(accountKey), () => gate.read(accountKey)),
+    read: (accountKey) => retryingPromise(known(accountKey), () => gate.read(accountKey)),
     async addCredit(accountKey, amountNanos) {
       try {
         return await gate.addCredit(accountKey, amountNanos);
