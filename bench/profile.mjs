@@ -5,6 +5,11 @@
 // profile-summary.json (read by report.mjs). Uses the data dir prepared by prepare.mjs.
 //
 //   node bench/profile.mjs --results DIR --peer PEERBENCH_DIR --root REPO
+//
+// BENCH_PROFILE_RATE=500 profiles at that fixed rate instead (peerbench's open-loop load
+// generator, the regime of the added-latency targets), sampling every BENCH_PROFILE_INTERVAL_US
+// (default 1000 closed loop, 50 at a fixed rate, where the gateway is busy a fraction of the time):
+// each call then runs on a CPU gone cold while it idled, and the profile shows what that costs.
 import { readdirSync, readFileSync, writeFileSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { gatewayEnvironment, resultPaths } from './lib/gateway-setup.mjs';
@@ -22,6 +27,12 @@ if (!resultsDir || !peerDir || !root) {
 }
 const environment = process.env;
 const seconds = Number(environment.BENCH_PROFILE_S ?? 20);
+const fixedRate = environment.BENCH_PROFILE_RATE ? Number(environment.BENCH_PROFILE_RATE) : undefined;
+const sampleIntervalUs = Number(environment.BENCH_PROFILE_INTERVAL_US ?? (fixedRate ? 50 : 1000));
+if ((fixedRate !== undefined && !(fixedRate >= 1 && fixedRate <= 20_000)) || !(sampleIntervalUs >= 10 && sampleIntervalUs <= 100_000)) {
+  console.error('BENCH_PROFILE_RATE must be 1-20000 req/s and BENCH_PROFILE_INTERVAL_US 10-100000');
+  process.exit(2);
+}
 const mockPort = Number(environment.MOCK_PORT ?? 18080);
 const gwPort = Number(environment.BENCH_GW_PORT ?? 18991);
 const pin = (environment.PIN ?? '1') === '1';
@@ -68,26 +79,28 @@ async function main() {
     cwd: root,
     // The same code unbundled (dist/src/): the profile then names each function's file and line,
     // where the server bundle's are all on a handful of long lines of dist/server/main.js.
-    env: { ...env, GW_SERVER_ENTRY: 'dist/src/main.js', GW_NODE_FLAGS: `--cpu-prof --cpu-prof-dir=${profileDir} --trace-gc` },
+    env: { ...env, GW_SERVER_ENTRY: 'dist/src/main.js', GW_NODE_FLAGS: `--cpu-prof --cpu-prof-interval=${sampleIntervalUs} --cpu-prof-dir=${profileDir} --trace-gc` },
     cpus: gwCpus,
     logFile: join(profileDir, 'gw.log'),
   });
   started.push(gateway);
   await waitForListening(gateway, { port: gwPort });
-  const spec = {
-    kind: 'thr',
+  const target = {
     url: `http://127.0.0.1:${gwPort}/v1/chat/completions`,
     bodyFile: join(peerDir, 'bodies', 'chat.json'),
     headers: `Authorization: Bearer ${state.sqlite.apiKey}`,
-    conns: 32,
   };
+  const closedLoop = { ...target, kind: 'thr', conns: 32 };
+  const spec = fixedRate ? { ...target, kind: 'rate', rate: fixedRate } : closedLoop;
   const settings = { peerDir, loadCpus, streamDurationS: 1, gatewayPid: gateway.pid };
-  await measure(spec, { ...settings, durationS: 5 });
+  await measure(closedLoop, { ...settings, durationS: 5 });
+  if (fixedRate) await measure(spec, { ...settings, durationS: 3 });
   const logBefore = gateway.output().length;
   const outcome = await measure(spec, { ...settings, durationS: seconds });
   const gcLog = gateway.output().slice(logBefore);
   // CPU time per request is the figure that survives a busy machine; latency does not.
-  const cpuPerRequestUs = outcome.result?.requests ? Math.round((outcome.gwCpuS * 1e6) / outcome.result.requests) : null;
+  const answered = fixedRate ? outcome.result?.ok : outcome.result?.requests;
+  const cpuPerRequestUs = answered ? Math.round((outcome.gwCpuS * 1e6) / answered) : null;
   await stopProcess(gateway);
   // One profile per thread (a SQLite writer thread writes its own): the main thread's is the first
   // one started, and the one with the most samples.
@@ -99,7 +112,9 @@ async function main() {
   // Only the measured load counts (plus the second of shutdown), not start-up or warm-up.
   const summary = summarizeProfile(JSON.parse(readFileSync(join(profileDir, file), 'utf8')), 40, seconds + 1);
   const output = {
-    load: `wrk closed loop, 32 conns, ${seconds} s after a 5 s warm-up (${outcome.result?.rps ?? '?'} req/s, gateway cpu ${outcome.gwCpuPct}%, ${cpuPerRequestUs ?? '?'} µs of gateway CPU per request)`,
+    load: fixedRate
+      ? `${fixedRate} req/s open loop (loadgen.mjs), ${seconds} s after a 5 s closed-loop and a 3 s fixed-rate warm-up (client p50 ${outcome.result?.latency_ms?.p50 ?? '?'} ms, gateway cpu ${outcome.gwCpuPct}%, ${cpuPerRequestUs ?? '?'} µs of gateway CPU per request; sampled every ${sampleIntervalUs} µs)`
+      : `wrk closed loop, 32 conns, ${seconds} s after a 5 s warm-up (${outcome.result?.rps ?? '?'} req/s, gateway cpu ${outcome.gwCpuPct}%, ${cpuPerRequestUs ?? '?'} µs of gateway CPU per request)`,
     cpuPerRequestUs,
     profile: join('profile', file),
     summary,
