@@ -192,7 +192,7 @@ export async function createGateway(config: Config, environment: NodeJS.ProcessE
     }
   });
 
-  const upstream = createUpstreamClient({ upstreamClient: config.upstreamClient });
+  const upstream = createUpstreamClient({ upstreamClient: config.upstreamClient, answerPollMs: config.upstreamPollUs / 1000 });
   const local = createLocalProvider();
   const providers = createProviderRegistry(upstream, [local], {
     onUsageRejected: (rejected) => logger.warn(rejected, 'upstream usage not billable; the call is metered from an estimate'),

@@ -80,6 +80,12 @@ export const configSchema = z.object({
    */
   upstreamClient: z.enum(['http1', 'undici']).default('http1'),
   /**
+   * gw's own upstream client: for an upstream whose answers usually start within this many µs,
+   * the event loop polls for the answer instead of sleeping until the kernel wakes it, for at most
+   * this long per request (docs/pipeline.md, "Polling for answers due at once"). 0 never polls.
+   */
+  upstreamPollUs: z.coerce.number().int().min(0).max(100_000).default(500),
+  /**
    * Who reads client connections: gw's HTTP edge, which answers JSON inference calls itself and
    * hands every other request to node:http (docs/pipeline.md, "gw's HTTP edge"), or node:http for
    * every request. A way back, should a client misbehave with the former.

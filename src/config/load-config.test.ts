@@ -54,6 +54,14 @@ test('GW_CHANGE_FRESHNESS_MS and GW_ALLOWANCE_SHARE: defaults, 0 turns each off,
   assert.throws(() => loadConfig({ GW_ALLOWANCE_SHARE: 'many' }), /GW_ALLOWANCE_SHARE/);
 });
 
+test('GW_UPSTREAM_POLL_US: 500 µs by default, 0 turns it off, a bad value names the variable', () => {
+  assert.equal(loadConfig({}).upstreamPollUs, 500);
+  assert.equal(loadConfig({ GW_UPSTREAM_POLL_US: '0' }).upstreamPollUs, 0);
+  assert.equal(loadConfig({ GW_UPSTREAM_POLL_US: '2000' }).upstreamPollUs, 2000);
+  assert.throws(() => loadConfig({ GW_UPSTREAM_POLL_US: '-1' }), /GW_UPSTREAM_POLL_US/);
+  assert.throws(() => loadConfig({ GW_UPSTREAM_POLL_US: 'soon' }), /GW_UPSTREAM_POLL_US/);
+});
+
 test('GW_UPSTREAM_CLIENT: http1 by default, undici on request, anything else names the variable', () => {
   assert.equal(loadConfig({}).upstreamClient, 'http1');
   assert.equal(loadConfig({ GW_UPSTREAM_CLIENT: 'undici' }).upstreamClient, 'undici');

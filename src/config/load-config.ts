@@ -34,6 +34,7 @@ const ENVIRONMENT_NAMES = {
   GW_CHANGE_FRESHNESS_MS: 'changeFreshnessMs',
   GW_ALLOWANCE_SHARE: 'allowanceShare',
   GW_UPSTREAM_CLIENT: 'upstreamClient',
+  GW_UPSTREAM_POLL_US: 'upstreamPollUs',
   GW_HTTP_EDGE: 'httpEdge',
   GW_PUBLIC_URL: 'publicUrl',
   GW_BOOTSTRAP_API_KEY: 'bootstrapApiKey',

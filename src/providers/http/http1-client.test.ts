@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import { createTestCertificates, type TestCertificates } from '../../../test/e2e/alerts-fixtures/test-certificates.js';
 import { createHttp1Client, Http1TimeoutError, type Http1Client, type Http1StreamSink } from './http1-client.js';
+import { createAnswerWaitPoller, type AnswerWaitPoller } from '../../lib/answer-wait-poller.js';
 import type { SendOptions } from './upstream-client.js';
 
 // What the HTTP/1.1 client does with connections: keep-alive reuse, the per-origin cap with a
@@ -318,6 +319,98 @@ describe('http1 client over TLS', () => {
       await client.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
+
+describe('http1 client: polling for answers due at once', () => {
+  /** A real poller, with every call to it counted. */
+  function countingPoller(windowMs: number) {
+    const inner = createAnswerWaitPoller({ windowMs });
+    const counts = { sent: 0, polled: 0, settled: 0, typical: [] as Array<number | undefined> };
+    const poller: AnswerWaitPoller = {
+      sent(times, at) {
+        counts.sent++;
+        counts.typical.push(times.typicalMs);
+        const polled = inner.sent(times, at);
+        if (polled) counts.polled++;
+        return polled;
+      },
+      settled() {
+        counts.settled++;
+        inner.settled();
+      },
+      get polling() {
+        return inner.polling;
+      },
+    };
+    return { poller, counts };
+  }
+
+  /** Keep-alive answers over raw TCP, by path: at once, after a delay, never, or cut short. */
+  async function rawServer() {
+    const server = createTcpServer((socket) => {
+      let pending = '';
+      socket.on('data', (chunk) => {
+        pending += chunk.toString('latin1');
+        let end: number;
+        while ((end = pending.indexOf('\r\n\r\n')) >= 0) {
+          const path = pending.slice(0, end).split(' ')[1]!;
+          pending = pending.slice(end + 4);
+          const ok = () => socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
+          if (path === '/fast') ok();
+          else if (path === '/slow') setTimeout(ok, 40);
+          else if (path === '/cut') socket.end('HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\npart');
+        }
+      });
+      socket.on('error', () => {});
+    });
+    return { server, base: `http://127.0.0.1:${await listen(server)}` };
+  }
+
+  test('an answer on a kept connection is polled for and timed; a timed-out or cut one stops the polling too', async () => {
+    const { server, base } = await rawServer();
+    const { poller, counts } = countingPoller(5);
+    const client = createHttp1Client({ connectionsPerOrigin: 1, keepAliveTimeoutMs: 30_000, connectTimeoutMs: 2000, answerPoller: poller });
+    const send = (path: string, overrides: Partial<SendOptions> = {}) => client.exchange({ method: 'GET', url: base + path, headers: {} }, options(overrides));
+    try {
+      assert.equal((await send('/fast')).body.toString(), 'ok');
+      assert.equal(counts.sent, 0, 'the first request waits for its connection to open: not timed, not polled for');
+      assert.equal((await send('/fast')).body.toString(), 'ok');
+      assert.deepEqual(counts.typical, [undefined], 'the kept connection is timed; its origin had no answer times yet');
+      assert.equal(counts.polled, 1);
+      assert.equal(counts.settled, 1);
+      await send('/fast');
+      assert.equal(counts.typical.length, 2);
+      assert.ok(counts.typical[1]! >= 0 && counts.typical[1]! < 1000, `typical answer time ${counts.typical[1]} ms`);
+      await assert.rejects(send('/silent', { firstByteMs: 100 }), (error) => error instanceof Http1TimeoutError);
+      assert.equal(counts.settled, counts.polled, 'a request that timed out settles its polling');
+      await send('/fast'); // a new connection, after the timed-out one went
+      await assert.rejects(send('/cut'), (error: NodeJS.ErrnoException) => error.code === 'ECONNRESET');
+      assert.equal(counts.settled, counts.polled, 'an answer cut short settles its polling');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(poller.polling, false, 'the loop sleeps again once nothing is due');
+    } finally {
+      await client.close();
+      server.close();
+    }
+  });
+
+  test('an origin that answers slower than the window is not polled for once it has been timed', async () => {
+    const { server, base } = await rawServer();
+    const { poller, counts } = countingPoller(5);
+    const client = createHttp1Client({ connectionsPerOrigin: 1, keepAliveTimeoutMs: 30_000, connectTimeoutMs: 2000, answerPoller: poller });
+    const send = () => client.exchange({ method: 'GET', url: `${base}/slow`, headers: {} }, options());
+    try {
+      for (let index = 0; index < 3; index++) assert.equal((await send()).body.toString(), 'ok');
+      // The second request is polled for (nothing known yet) and timed at ~40 ms; the third is not polled for.
+      assert.equal(counts.sent, 2);
+      assert.equal(counts.polled, 1);
+      assert.ok(counts.typical[1]! >= 30, `typical answer time ${counts.typical[1]} ms`);
+      assert.equal(counts.settled, 1);
+    } finally {
+      await client.close();
+      server.close();
     }
   });
 });

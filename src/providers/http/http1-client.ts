@@ -7,6 +7,7 @@ import type { UpstreamRequest } from './provider-adapter.js';
 import { Http1ResponseReader, type ResponseListener } from './http1-response-reader.js';
 import type { CallSignal } from '../../lib/call-signal.js';
 import { HEADER_NAME } from '../../lib/http-syntax.js';
+import { AnswerTimes, createAnswerWaitPoller, NO_ANSWER_WAIT_POLLING, type AnswerWaitPoller } from '../../lib/answer-wait-poller.js';
 
 /**
  * A lean HTTP/1.1 client for upstream calls: a keep-alive pool of sockets per origin, the request
@@ -52,6 +53,13 @@ export interface Http1ClientOptions {
   connectTimeoutMs: number;
   /** Extra TLS settings (a test CA). */
   connect?: Record<string, unknown>;
+  /**
+   * Longest time, in ms, the event loop polls for an answer instead of sleeping, for origins whose
+   * recent answers came within it (lib/answer-wait-poller.ts); 0 or absent: never.
+   */
+  answerPollMs?: number;
+  /** The poller itself (tests); made from `answerPollMs` when absent. */
+  answerPoller?: AnswerWaitPoller;
 }
 
 /** A failure to connect, or a silence, longer than allowed. `phase` says which timer ran out. */
@@ -93,10 +101,13 @@ interface Origin {
   open: number;
   waiting: Exchange[];
   tlsSession?: Buffer;
+  /** How long its answers take to start: whether the loop polls for the next one (answer-wait-poller.ts). */
+  answerTimes: AnswerTimes;
 }
 
 export function createHttp1Client(options: Http1ClientOptions): Http1Client {
   const origins = new Map<string, Origin>();
+  const poller = options.answerPoller ?? (options.answerPollMs ? createAnswerWaitPoller({ windowMs: options.answerPollMs }) : NO_ANSWER_WAIT_POLLING);
   const urlParts = new Map<string, { origin: Origin; path: string }>();
   let closed = false;
 
@@ -120,6 +131,7 @@ export function createHttp1Client(options: Http1ClientOptions): Http1Client {
         idle: [],
         open: 0,
         waiting: [],
+        answerTimes: new AnswerTimes(),
       };
       origins.set(key, origin);
     }
@@ -131,7 +143,7 @@ export function createHttp1Client(options: Http1ClientOptions): Http1Client {
 
   const connect = (origin: Origin): Connection => {
     origin.open++;
-    if (!origin.secure) return new Connection(origin, net.connect({ host: origin.host, port: origin.port }), release);
+    if (!origin.secure) return new Connection(origin, net.connect({ host: origin.host, port: origin.port }), release, poller);
     const socket = tls.connect({
       host: origin.host,
       port: origin.port,
@@ -142,7 +154,7 @@ export function createHttp1Client(options: Http1ClientOptions): Http1Client {
       ...options.connect,
     });
     socket.on('session', (session: Buffer) => (origin.tlsSession = session));
-    return new Connection(origin, socket, release);
+    return new Connection(origin, socket, release, poller);
   };
 
   /** A connection finished an exchange (or died): reuse it for a waiting exchange, park it, or drop it. */
@@ -334,6 +346,10 @@ class Connection {
   /** A stream's sink asked for a pause while the last chunk was read; `paused` once the socket is. */
   private pauseWanted = false;
   private paused = false;
+  /** When the running exchange's request was written on a connected socket (0: not yet, or not timed). */
+  private sentAt = 0;
+  /** Whether the loop polls for the running exchange's answer (answer-wait-poller.ts). */
+  private polled = false;
   /** Passes a streamed answer's head and body parts to the running exchange's sink, as the reader reads them. */
   private readonly streamListener: ResponseListener = {
     onHead: () => {
@@ -350,6 +366,7 @@ class Connection {
     readonly origin: Origin,
     private readonly socket: net.Socket,
     private readonly release: (connection: Connection, reusable: boolean) => void,
+    private readonly poller: AnswerWaitPoller,
   ) {
     socket.setNoDelay(true);
     socket.setTimeout(origin.connectMs);
@@ -382,6 +399,12 @@ class Connection {
     // Published as the request is handed to the socket, the moment undici publishes its own.
     if (onHeadersWritten.hasSubscribers) onHeadersWritten.publish({ request: exchange });
     this.socket.write(exchange.bytes);
+    // Only an exchange on a connection already open is timed (and polled for): a new one's first
+    // answer also waits for the connection, which says nothing of how fast the origin answers.
+    if (this.connected) {
+      this.sentAt = performance.now();
+      this.polled = this.poller.sent(this.origin.answerTimes, this.sentAt);
+    }
   }
 
   /**
@@ -429,6 +452,7 @@ class Connection {
       // the head restarted the socket's timer already, so only a different length needs setting
       // (setTimeout makes a new timer each time); the gateway's calls give both the same length.
       if (this.socket.timeout !== exchange.idleMs) this.socket.setTimeout(exchange.idleMs);
+      this.answerStarted();
       if (onAnswerHeaders.hasSubscribers) onAnswerHeaders.publish({ request: exchange });
     }
     if (!this.bodyStarted && reader.bodyBytes > 0) {
@@ -488,7 +512,25 @@ class Connection {
     this.origin.open--;
   }
 
+  /** The running exchange's answer began (or the exchange ended): its time is recorded, and nothing more is polled for. */
+  private answerStarted(): void {
+    if (this.sentAt !== 0) {
+      this.origin.answerTimes.record(performance.now() - this.sentAt);
+      this.sentAt = 0;
+    }
+    if (this.polled) {
+      this.polled = false;
+      this.poller.settled();
+    }
+  }
+
   private finish(reusable: boolean): void {
+    // An exchange that ended without an answer's head (failed, cut, timed out) is not timed.
+    this.sentAt = 0;
+    if (this.polled) {
+      this.polled = false;
+      this.poller.settled();
+    }
     this.reader = reusable ? this.reader : undefined;
     this.release(this, reusable && !this.dead);
   }

@@ -65,6 +65,8 @@ export interface UpstreamClientOptions {
   connect?: Record<string, unknown>;
   /** Which client sends upstream requests: gw's own HTTP/1.1 client (default, `http1-client.ts`) or undici. */
   upstreamClient?: 'http1' | 'undici';
+  /** gw's own client only: how long the loop polls for an answer due at once, in ms (lib/answer-wait-poller.ts); 0: never. */
+  answerPollMs?: number;
 }
 
 export function createUpstreamClient(options: UpstreamClientOptions = {}): UpstreamClient {
@@ -92,6 +94,7 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 30_000,
     connectTimeoutMs: defaultConnectMs,
     connect: options.connect,
+    answerPollMs: options.answerPollMs,
   });
   const urlParts = new Map<string, { origin: string; path: string }>();
   const dispatch = (request: UpstreamRequest, sendOptions: SendOptions, handler: Dispatcher.DispatchHandler & { onError(error: Error): void }) => {
