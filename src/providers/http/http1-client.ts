@@ -514,10 +514,13 @@ class Connection {
 
   /** The running exchange's answer began (or the exchange ended): its time is recorded, and nothing more is polled for. */
   private answerStarted(): void {
-    if (this.sentAt !== 0) {
-      this.origin.answerTimes.record(performance.now() - this.sentAt);
-      this.sentAt = 0;
-    }
+    if (this.sentAt !== 0) this.origin.answerTimes.record(performance.now() - this.sentAt);
+    this.stopWaiting();
+  }
+
+  /** Nothing more is awaited of the running exchange: it is no longer timed, nor polled for. */
+  private stopWaiting(): void {
+    this.sentAt = 0;
     if (this.polled) {
       this.polled = false;
       this.poller.settled();
@@ -526,11 +529,7 @@ class Connection {
 
   private finish(reusable: boolean): void {
     // An exchange that ended without an answer's head (failed, cut, timed out) is not timed.
-    this.sentAt = 0;
-    if (this.polled) {
-      this.polled = false;
-      this.poller.settled();
-    }
+    this.stopWaiting();
     this.reader = reusable ? this.reader : undefined;
     this.release(this, reusable && !this.dead);
   }
