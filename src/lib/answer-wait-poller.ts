@@ -15,8 +15,8 @@
  *
  * One poller serves one event loop, and polls only while a single polled request awaits its
  * answer: with two or more in flight the loop has other work arriving anyway, and under load a
- * loop kept turning reads fewer ready sockets per turn than one that waits for them (measured: 20%
- * more CPU per request at saturation when it polled for every request). A `setImmediate` chain
+ * loop kept turning reads fewer ready sockets per turn than one that waits for them (measured: 13%
+ * more CPU per request at saturation, at the median, when it polled for every request). A `setImmediate` chain
  * runs while that one request is unanswered and its window open, and stops at the first turn
  * where either is no longer so.
  */
