@@ -17,6 +17,7 @@ import { measure } from './lib/measure.mjs';
 import { portOpen, startProcess, stopProcess, waitForListening } from './lib/processes.mjs';
 import { summarizeProfile } from './summarize-profile.mjs';
 import { median } from './lib/report-figures.mjs';
+import { MARKER } from './lib/scenario-plan.mjs';
 
 const options = {};
 for (let index = 2; index < process.argv.length; index += 2) options[process.argv[index].replace(/^--/, '')] = process.argv[index + 1];
@@ -89,6 +90,8 @@ async function main() {
     url: `http://127.0.0.1:${gwPort}/v1/chat/completions`,
     bodyFile: join(peerDir, 'bodies', 'chat.json'),
     headers: `Authorization: Bearer ${state.sqlite.apiKey}`,
+    // The fixed-rate load generator counts an answer without it as bad (and leaves it out of its latencies).
+    marker: MARKER,
   };
   const closedLoop = { ...target, kind: 'thr', conns: 32 };
   const spec = fixedRate ? { ...target, kind: 'rate', rate: fixedRate } : closedLoop;

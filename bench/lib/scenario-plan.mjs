@@ -4,7 +4,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-const MARKER = 'peerbench-mock';
+/** Text every chat answer of peerbench's mock carries: an answer without it did not come from the mock. */
+export const MARKER = 'peerbench-mock';
 /** The mock's embedding answer has no marker text; its object type proves it came from the mock. */
 export const EMBEDDING_MARKER = '"object":"embedding"';
 
