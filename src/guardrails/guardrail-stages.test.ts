@@ -8,6 +8,8 @@ import type { Guardrail } from './guardrail-types.js';
 import { createInputGuardrailStage } from './input-guardrail-stage.js';
 import { createOutputGuardrailStage } from './output-guardrail-stage.js';
 import type { GuardrailLogEntry } from './sql-guardrail-store.js';
+import { parseJsonBody } from '../http/json-body.js';
+import { jsonTextOf } from '../lib/json-source-text.js';
 
 function guardrail(overrides: Partial<Guardrail>): Guardrail {
   return { id: crypto.randomUUID(), orgId: 'org-test', name: 'g', kind: 'pii', stage: 'pre', action: 'block', enabledByDefault: true, config: {}, createdAt: 0, updatedAt: 0, ...overrides };
@@ -48,6 +50,19 @@ test('a block throws guardrail_blocked naming the guardrail, before next runs, a
   await new Promise((resolve) => setImmediate(resolve));
   assert.equal(events[0].kind, 'guardrail.triggered');
   assert.equal(events[0].details.guardrail_name, 'no-pii');
+});
+
+test("a body the pre-call guardrails passed goes upstream encoded from what they checked, not as the client's text", async () => {
+  const { input } = setup([guardrail({ name: 'pii', action: 'redact' })]);
+  const request = parseJsonBody('{"model":"m","messages":[{"role":"user","content":"nothing to hide"}]}') as Record<string, unknown>;
+  assert.notEqual(jsonTextOf(request), undefined);
+  let seen: GatewayCall | undefined;
+  await input.run(fakeCall({ request }), async (next) => {
+    seen = next;
+    return { kind: 'json', body: {} };
+  });
+  assert.equal(seen?.request, request);
+  assert.equal(jsonTextOf(request), undefined);
 });
 
 test('redaction rewrites string and text-part contents, chained across guardrails', async () => {

@@ -3,6 +3,7 @@ import { type GuardrailRunDeps, runGuardrails } from './run-guardrails.js';
 import { runsNoGuardrails, selectGuardrails } from './select-guardrails.js';
 import type { GuardrailStore } from './sql-guardrail-store.js';
 import { admitted } from '../pipeline/admission.js';
+import { forgetJsonText } from '../lib/json-source-text.js';
 import { addStringsWithin, addText, emptySlots, fieldsOf, listOf, replaceTexts, type TextSlots } from './text-slots.js';
 
 export interface GuardrailStageDeps extends GuardrailRunDeps {
@@ -29,6 +30,10 @@ export function createInputGuardrailStage(deps: GuardrailStageDeps): Stage {
     await admitted(call);
     const guardrails = await selectGuardrails(deps.store, call, 'pre');
     if (guardrails.length === 0) return next(call);
+    // What the guardrails pass is what the upstream gets: the body is encoded from the object they
+    // checked, never forwarded as the client's text (which could, say, repeat a key a parser other
+    // than JSON.parse reads differently).
+    forgetJsonText(call.request);
     call.record.headers['x-gw-guardrails-applied'] = guardrails.map((guardrail) => guardrail.name).join(',');
     const slots = requestTexts(call.request);
     const result = await runGuardrails(guardrails, slots.texts, call, 'pre', deps);

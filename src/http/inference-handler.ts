@@ -93,7 +93,8 @@ export function createInferenceHandler(options: InferenceRouteOptions, dependenc
     const onClose = () => {
       if (!reply.raw.writableFinished) controller.abort(new GatewayError('invalid_request', 'The client closed the connection.'));
     };
-    reply.raw.once('close', onClose);
+    // `on`, not `once`: the listener is removed in `finally` below, and once's wrapper would cost two objects a call.
+    reply.raw.on('close', onClose);
     // The request's time cap (requestTimeoutMs) is enforced by the router, which caps every attempt's
     // timers by the time left; a second timer here would cost every call for nothing.
     dependencies.inflight.add();

@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors/gateway-error.js';
+import { rememberJsonText } from '../lib/json-source-text.js';
 
 /**
  * How deeply a request body's objects and arrays may nest (docs/errors.md, "Limits"). Real bodies
@@ -18,12 +19,17 @@ export function parseJsonBody(text: string): unknown {
   if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
     throw new GatewayError('invalid_request', `The request body is nested too deeply: objects and arrays may nest at most ${MAX_JSON_DEPTH} levels.`);
   }
+  // The reviver costs time; only bodies that may hold a __proto__ key pay it. Their text, which
+  // still holds the key, is not kept as the body's source (lib/json-source-text.ts).
+  const revived = mayHoldPrototypeKey(text);
+  let body: unknown;
   try {
-    // The reviver costs time; only bodies that may hold a __proto__ key pay it.
-    return mayHoldPrototypeKey(text) ? JSON.parse(text, rejectPrototypeKeys) : JSON.parse(text);
+    body = revived ? JSON.parse(text, rejectPrototypeKeys) : JSON.parse(text);
   } catch {
     throw new GatewayError('invalid_request', 'The request body is not valid JSON.');
   }
+  if (!revived) rememberJsonText(body, text);
+  return body;
 }
 
 /**

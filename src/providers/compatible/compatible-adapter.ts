@@ -1,6 +1,7 @@
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ChatCompletionChunk } from '../../protocol/chat.js';
-import { withoutGwExtras } from '../../protocol/gw-extras.js';
+import { GW_EXTRA_FIELDS, withoutGwExtras } from '../../protocol/gw-extras.js';
+import { jsonTextOf } from '../../lib/json-source-text.js';
 import { usageFromOpenAI } from '../../protocol/usage.js';
 import type { StreamEvent } from '../../pipeline/stage.js';
 import type { DeploymentTarget } from '../provider.js';
@@ -14,7 +15,7 @@ import type {
 import type { CompatiblePreset } from './compatible-preset.js';
 import { parseOpenAIError } from '../http/upstream-error.js';
 import { hasObjectValue } from '../../lib/json-text-scan.js';
-import { bodyWithPublicModel, createChunkModelRewriter } from './public-model.js';
+import { bodyWithPublicModel, createChunkModelRewriter, requestTextWithModel } from './public-model.js';
 
 /**
  * OpenAI-compatible upstreams (OpenAI, Groq, Together, vLLM, Ollama, …). The body is forwarded as the
@@ -23,14 +24,30 @@ import { bodyWithPublicModel, createChunkModelRewriter } from './public-model.js
  * the public id: only the usage is read, for metering.
  */
 export function createCompatibleAdapter(preset: CompatiblePreset): ProviderAdapter {
-  const headersFor = (target: DeploymentTarget): Record<string, string> => {
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (target.apiKey && preset.authHeader === 'authorization-bearer') headers.authorization = `Bearer ${target.apiKey}`;
-    if (target.apiKey && preset.authHeader === 'api-key') headers['api-key'] = target.apiKey;
-    return headers;
+  /**
+   * A deployment's headers and base URL, made once per deployment (again when its key or URL
+   * changes). The headers object is frozen and the same on every call, so the HTTP/1.1 client
+   * checks and writes it once (providers/http/http1-client.ts, encodeRequest).
+   */
+  const deploymentParts = new Map<string, { apiKey: string | undefined; givenUrl: string | undefined; baseUrl: string; headers: Readonly<Record<string, string>> }>();
+  const partsFor = (target: DeploymentTarget) => {
+    let parts = deploymentParts.get(target.deploymentId);
+    if (parts === undefined || parts.apiKey !== target.apiKey || parts.givenUrl !== target.baseUrl) {
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (target.apiKey && preset.authHeader === 'authorization-bearer') headers.authorization = `Bearer ${target.apiKey}`;
+      if (target.apiKey && preset.authHeader === 'api-key') headers['api-key'] = target.apiKey;
+      const baseUrl = (target.baseUrl ?? preset.baseUrl).replace(/\/+$/, '');
+      parts = { apiKey: target.apiKey, givenUrl: target.baseUrl, baseUrl, headers: Object.freeze(headers) };
+      deploymentParts.set(target.deploymentId, parts);
+    }
+    return parts;
   };
 
   const bodyFor = (request: Record<string, unknown>, target: DeploymentTarget, stream: boolean): string => {
+    if (!stream) {
+      const asSent = clientTextFor(request, target.upstreamModel);
+      if (asSent !== undefined) return asSent;
+    }
     // Copied onto a fresh object, not spread into a literal: `stream_options` added to a spread
     // copy would cost a new hidden class on every call (see buildContext in
     // src/providers/http/create-http-provider.ts).
@@ -43,13 +60,26 @@ export function createCompatibleAdapter(preset: CompatiblePreset): ProviderAdapt
     return JSON.stringify(body);
   };
 
+  /**
+   * The client's own JSON text, with only `model` changed, when the body goes upstream as it came
+   * (no gw_* field, no parameter this upstream refuses): the body is not encoded again
+   * (lib/json-source-text.ts). Undefined otherwise, and for a body the pipeline made or changed.
+   */
+  const clientTextFor = (request: Record<string, unknown>, upstreamModel: string): string | undefined => {
+    const text = jsonTextOf(request);
+    if (text === undefined || typeof request.model !== 'string') return undefined;
+    for (const field of GW_EXTRA_FIELDS) if (field in request) return undefined;
+    for (const param of preset.unsupportedParams) if (param in request) return undefined;
+    return requestTextWithModel(text, request.model, upstreamModel);
+  };
+
   const jsonTranslator = (path: string, streams: boolean, listKey: 'choices' | 'data'): OperationTranslator<Record<string, unknown>> => ({
     buildRequest(request, context): UpstreamRequest {
-      const baseUrl = (context.target.baseUrl ?? preset.baseUrl).replace(/\/+$/, '');
+      const parts = partsFor(context.target);
       return {
         method: 'POST',
-        url: baseUrl + path,
-        headers: headersFor(context.target),
+        url: parts.baseUrl + path,
+        headers: parts.headers,
         body: bodyFor(request, context.target, context.stream),
       };
     },

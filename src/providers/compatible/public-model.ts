@@ -6,7 +6,7 @@ const MODEL_KEY = '"model"';
  * Where an OpenAI-shaped answer's `model` value sits in its text or bytes: found when `"model"`
  * occurs exactly once (so it is the top-level key an answer or chunk has) with a string value.
  */
-function onlyModelValue(text: string | Buffer): { start: number; end: number } | undefined {
+export function soleModelValue(text: string | Buffer): { start: number; end: number } | undefined {
   const first = text.indexOf(MODEL_KEY);
   if (first === -1 || text.indexOf(MODEL_KEY, first + MODEL_KEY.length) !== -1) return undefined;
   return nextStringValue(text, MODEL_KEY, first);
@@ -18,9 +18,28 @@ function onlyModelValue(text: string | Buffer): { start: number; end: number } |
  * (no `model`, or `"model"` more than once): the caller then sends the parsed body re-encoded.
  */
 export function bodyWithPublicModel(raw: Buffer, publicId: string): Buffer | undefined {
-  const span = onlyModelValue(raw);
+  const span = soleModelValue(raw);
   if (!span) return undefined;
   return Buffer.concat([raw.subarray(0, span.start), Buffer.from(JSON.stringify(publicId)), raw.subarray(span.end)]);
+}
+
+/** A character escape that could spell a letter of `model` (`\u006d` is `m`): a key written so is not found by its plain spelling. */
+const ASCII_ESCAPE = '\\u00';
+
+/**
+ * A request body's JSON text with `model` set to `upstreamModel`, the rest as the client sent it;
+ * undefined unless `model` surely is the one top-level key found: `"model"` occurs once, its value
+ * is the very text of `publicModel` (the body's parsed `model`), and no escape in the text could
+ * spell the key another way.
+ */
+export function requestTextWithModel(text: string, publicModel: string, upstreamModel: string): string | undefined {
+  if (text.includes(ASCII_ESCAPE)) return undefined;
+  const span = soleModelValue(text);
+  if (!span) return undefined;
+  const literal = JSON.stringify(publicModel);
+  if (span.end - span.start !== literal.length || !text.startsWith(literal, span.start)) return undefined;
+  if (upstreamModel === publicModel) return text;
+  return text.slice(0, span.start) + JSON.stringify(upstreamModel) + text.slice(span.end);
 }
 
 /**

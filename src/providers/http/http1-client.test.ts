@@ -81,6 +81,19 @@ describe('http1 client against node:http', () => {
     }
   });
 
+  test('frozen headers are written once per path and method, and each call still gets its own body and length', async () => {
+    const headers = Object.freeze({ 'content-type': 'application/json', authorization: 'Bearer one' });
+    for (const [path, body] of [['/a', '{"n":1}'], ['/a', '{"n":22}'], ['/b', '{}']] as const) {
+      const answer = await client.exchange({ method: 'POST', url: `${base}${path}`, headers, body }, options());
+      assert.deepEqual(JSON.parse(answer.body.toString()), { url: path, body, host: base.slice('http://'.length), length: String(body.length) });
+    }
+    // An unfrozen object may change between calls, and is checked and written every time.
+    const changing: Record<string, string> = { 'content-type': 'application/json' };
+    await client.exchange({ method: 'POST', url: `${base}/c`, headers: changing, body: '{}' }, options());
+    changing['bad header'] = 'x';
+    await assert.rejects(client.exchange({ method: 'POST', url: `${base}/c`, headers: changing, body: '{}' }, options()), /invalid header/);
+  });
+
   test('no more connections than allowed per origin: the rest wait their turn, and all are answered', async () => {
     mostInFlight = 0;
     release = [];

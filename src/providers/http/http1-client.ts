@@ -21,7 +21,12 @@ import { AnswerTimes, createAnswerWaitPoller, NO_ANSWER_WAIT_POLLING, type Answe
  * it. docs/pipeline.md, "A client of our own for upstream calls", has the measurements.
  */
 export interface Http1Client {
-  exchange(request: UpstreamRequest, options: SendOptions): Promise<BufferedResponse>;
+  /**
+   * Sends the request and reads its answer whole. A failure is rejected as `describeError` makes it
+   * (the caller's error type), so the caller need not chain a `.catch`: a promise and a turn of the
+   * event loop's microtasks less per call.
+   */
+  exchange(request: UpstreamRequest, options: SendOptions, describeError?: (error: unknown) => unknown): Promise<BufferedResponse>;
   /**
    * Sends the request and tells `sink` of the answer as it arrives. The sink listens to the call's
    * signal itself and ends the exchange through the `abort` it is given (upstream-client.ts).
@@ -208,8 +213,9 @@ export function createHttp1Client(options: Http1ClientOptions): Http1Client {
   };
 
   return {
-    exchange(request, sendOptions) {
-      return new Promise<BufferedResponse>((resolve, reject) => {
+    exchange(request, sendOptions, describeError) {
+      return new Promise<BufferedResponse>((resolve, rejectAsIs) => {
+        const reject = describeError === undefined ? rejectAsIs : (error: unknown) => rejectAsIs(describeError(error));
         try {
           const { origin, exchange } = prepare(request, sendOptions, { resolve, reject });
           begin(origin, exchange);
@@ -238,11 +244,43 @@ export function createHttp1Client(options: Http1ClientOptions): Http1Client {
   };
 }
 
+/** A request line and headers checked and written once, for a frozen headers object (see encodeRequest). */
+interface WrittenHead {
+  method: string;
+  path: string;
+  hostHeader: string;
+  text: string;
+}
+
+const writtenHeads = new WeakMap<Readonly<Record<string, string>>, WrittenHead>();
+
 /**
  * The request's bytes in one buffer, so it leaves in one write: request line and headers as latin1
- * (as HTTP/1.1 defines them), the body after them.
+ * (as HTTP/1.1 defines them), the body after them. An adapter that hands every call to a
+ * deployment the same frozen headers object (providers/compatible/compatible-adapter.ts) has them
+ * checked and written once, not on every call; a frozen object cannot have changed since.
  */
 function encodeRequest(request: UpstreamRequest, path: string, hostHeader: string): Buffer {
+  const headers = request.headers;
+  let written = Object.isFrozen(headers) ? writtenHeads.get(headers) : undefined;
+  if (written === undefined || written.method !== request.method || written.path !== path || written.hostHeader !== hostHeader) {
+    written = { method: request.method, path, hostHeader, text: requestHead(request, path, hostHeader) };
+    if (Object.isFrozen(headers)) writtenHeads.set(headers, written);
+  }
+  let head = written.text;
+  const body = request.body;
+  const bodyLength = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
+  if (body !== undefined || request.method === 'POST') head += `content-length: ${bodyLength}\r\n`;
+  head += '\r\n';
+  const bytes = Buffer.allocUnsafe(head.length + bodyLength);
+  bytes.write(head, 0, 'latin1');
+  if (typeof body === 'string') bytes.write(body, head.length, 'utf8');
+  else if (body !== undefined) body.copy(bytes, head.length);
+  return bytes;
+}
+
+/** The request line and the headers, each checked, with Host; framing (Content-Length and the blank line) is added per request. */
+function requestHead(request: UpstreamRequest, path: string, hostHeader: string): string {
   let head = `${request.method} ${path} HTTP/1.1\r\n`;
   let hasHost = false;
   for (const name in request.headers) {
@@ -255,15 +293,7 @@ function encodeRequest(request: UpstreamRequest, path: string, hostHeader: strin
     head += `${name}: ${value}\r\n`;
   }
   if (!hasHost) head += `host: ${hostHeader}\r\n`;
-  const body = request.body;
-  const bodyLength = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
-  if (body !== undefined || request.method === 'POST') head += `content-length: ${bodyLength}\r\n`;
-  head += '\r\n';
-  const bytes = Buffer.allocUnsafe(head.length + bodyLength);
-  bytes.write(head, 0, 'latin1');
-  if (typeof body === 'string') bytes.write(body, head.length, 'utf8');
-  else if (body !== undefined) body.copy(bytes, head.length);
-  return bytes;
+  return head;
 }
 
 /** Where an answer read whole goes. */

@@ -126,9 +126,7 @@ export function createUpstreamClient(options: UpstreamClientOptions = {}): Upstr
     },
     sendBuffered(request, sendOptions) {
       if (http1) {
-        return http1.exchange(request, sendOptions).catch((error: unknown) => {
-          throw toUpstreamError(error, sendOptions.provider, sendOptions.signal);
-        });
+        return http1.exchange(request, sendOptions, (error) => toUpstreamError(error, sendOptions.provider, sendOptions.signal));
       }
       return new Promise<BufferedResponse>((resolve, reject) => {
         const handler = new BufferingHandler(sendOptions.signal, resolve, (error) => reject(toUpstreamError(error, sendOptions.provider, sendOptions.signal)));
