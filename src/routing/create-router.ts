@@ -104,11 +104,9 @@ export function createRouter(dependencies: RouterDependencies): Router {
       : call.startedAt + dependencies.requestTimeoutMs - clock.now();
 
   async function tryModel(model: ModelRoute, call: GatewayCall, progress: RouteProgress): Promise<Outcome> {
-    const enabled = model.deployments.filter((deployment) => deployment.enabled);
-    const usable = enabled.filter((deployment) =>
-      dependencies.providers.get(deployment.provider)?.operations.has(call.operation),
-    );
+    const usable = usableDeployments(model, call);
     if (usable.length === 0) {
+      const enabled = model.deployments.filter((deployment) => deployment.enabled);
       if (enabled.some((deployment) => dependencies.providers.get(deployment.provider) !== undefined)) {
         throw new GatewayError('unsupported_model', `The model ${model.id} does not support ${OPERATION_PATHS[call.operation]}.`, {
           param: 'model',
@@ -116,13 +114,19 @@ export function createRouter(dependencies: RouterDependencies): Router {
       }
       throw new GatewayError('upstream_unavailable', `No provider is available for the model ${model.id}.`);
     }
-    const stats = needsStats(model) ? await readStats(usable) : undefined;
-    let pending = orderDeployments(model.strategy, usable, {
-      random,
-      stats,
-      stream: call.stream,
-      priceOf: (deployment) => priceOf(deployment, model),
-    }).map((deployment) => ({ deployment, retryAfterMs: undefined as number | undefined }));
+    let pending: Array<{ deployment: Deployment; retryAfterMs: number | undefined }>;
+    if (usable.length === 1) {
+      // Most models have one deployment: nothing to order, no stats to read.
+      pending = [{ deployment: usable[0]!, retryAfterMs: undefined }];
+    } else {
+      const stats = needsStats(model) ? await readStats(usable) : undefined;
+      pending = orderDeployments(model.strategy, usable, {
+        random,
+        stats,
+        stream: call.stream,
+        priceOf: (deployment) => priceOf(deployment, model),
+      }).map((deployment) => ({ deployment, retryAfterMs: undefined as number | undefined }));
+    }
     let lastError: GatewayError | undefined;
 
     for (let round = 0; round <= policy.maxRetries && pending.length > 0; round += 1) {
@@ -181,6 +185,15 @@ export function createRouter(dependencies: RouterDependencies): Router {
       lastError ??
       new GatewayError('upstream_unavailable', `Every deployment of the model ${model.id} is unavailable; retry later.`)
     );
+  }
+
+  /** The model's enabled deployments whose provider serves the call's operation, in catalog order (one loop, no closures: this runs on every call). */
+  function usableDeployments(model: ModelRoute, call: GatewayCall): Deployment[] {
+    const usable: Deployment[] = [];
+    for (const deployment of model.deployments) {
+      if (deployment.enabled && dependencies.providers.get(deployment.provider)?.operations.has(call.operation)) usable.push(deployment);
+    }
+    return usable;
   }
 
   /** Feeds the tokens a call used into its deployment's TPM capacity. */

@@ -47,9 +47,19 @@ function httpDate(): string {
   return cachedDate;
 }
 
+/**
+ * Header names already found to be tokens: the handful an answer carries recur on every call. Bounded, so
+ * names made from input cannot grow it without end (past the bound a name is just tested again).
+ */
+const checkedNames = new Set<string>();
+const CHECKED_NAMES_MAX = 256;
+
 function checkedHeader(name: string, value: string | number): string {
   const text = typeof value === 'number' ? String(value) : value;
-  if (!HEADER_NAME.test(name)) throw new TypeError(`Invalid header name: ${JSON.stringify(name)}`);
+  if (!checkedNames.has(name)) {
+    if (!HEADER_NAME.test(name)) throw new TypeError(`Invalid header name: ${JSON.stringify(name)}`);
+    if (checkedNames.size < CHECKED_NAMES_MAX) checkedNames.add(name);
+  }
   if (INVALID_HEADER_CHARACTER.test(text)) throw new TypeError(`Invalid character in header content ["${name}"]`);
   return text;
 }
