@@ -77,11 +77,22 @@ function refuseBeyondTokenLimit(call: GatewayCall, estimate: number, limits: Eff
   );
 }
 
-function windowsFor(prefix: string, limits: EffectiveLimits['key'], tokens: number): WindowLimit[] {
+/** The counter keys of one prefix (a key, or a user on a key), in window order. */
+interface WindowKeys {
+  rpm: string;
+  tps: string;
+  tpm: string;
+}
+
+function windowKeys(prefix: string): WindowKeys {
+  return { rpm: `rpm:${prefix}`, tps: `tps:${prefix}`, tpm: `tpm:${prefix}` };
+}
+
+function windowsFor(keys: WindowKeys, limits: EffectiveLimits['key'], tokens: number): WindowLimit[] {
   return [
-    { key: `rpm:${prefix}`, limit: limits.rpm, windowMs: MINUTE_MS, amount: 1 },
-    { key: `tps:${prefix}`, limit: limits.tps, windowMs: SECOND_MS, amount: 1 },
-    { key: `tpm:${prefix}`, limit: limits.tpm, windowMs: MINUTE_MS, amount: tokens },
+    { key: keys.rpm, limit: limits.rpm, windowMs: MINUTE_MS, amount: 1 },
+    { key: keys.tps, limit: limits.tps, windowMs: SECOND_MS, amount: 1 },
+    { key: keys.tpm, limit: limits.tpm, windowMs: MINUTE_MS, amount: tokens },
   ];
 }
 
@@ -116,7 +127,8 @@ export function createRateLimitStage(options: RateLimitStageOptions): Stage {
   const now = options.now ?? Date.now;
   const report = options.onError ?? (() => {});
   // Effective limits per AuthContext object: the key cache hands out the same object until the key changes.
-  const limitsByAuth = new WeakMap<AuthContext, EffectiveLimits>();
+  // With the key's counter names, made once too: new strings on every call would each be hashed anew by the counter map.
+  const limitsByAuth = new WeakMap<AuthContext, EffectiveLimits & { keys: WindowKeys }>();
 
   function correct(call: GatewayCall, usage: Usage | undefined, windows: WindowLimit[], admittedAt: number, estimate: number): void {
     if (!usage || !TOKEN_OPERATIONS.has(call.operation)) return;
@@ -159,13 +171,13 @@ export function createRateLimitStage(options: RateLimitStageOptions): Stage {
     name: 'rate-limit',
     async run(call, next) {
       let limits = limitsByAuth.get(call.auth);
-      if (!limits) limitsByAuth.set(call.auth, (limits = rateLimitsFor(call.auth)));
+      if (!limits) limitsByAuth.set(call.auth, (limits = { ...rateLimitsFor(call.auth), keys: windowKeys(call.auth.key.id) }));
       refuseOutputBeyondModel(call, options.maxOutputTokensOf);
       const estimate = admissionTokens(call, tokens);
       refuseBeyondTokenLimit(call, estimate, limits);
       const keyId = call.auth.key.id;
-      const windows = windowsFor(keyId, limits.key, estimate);
-      if (limits.user && call.user) windows.push(...windowsFor(`${keyId}:u:${encodeURIComponent(call.user)}`, limits.user, estimate));
+      const windows = windowsFor(limits.keys, limits.key, estimate);
+      if (limits.user && call.user) windows.push(...windowsFor(windowKeys(`${keyId}:u:${encodeURIComponent(call.user)}`), limits.user, estimate));
       const admittedAt = now();
       let outcome: Outcome;
       const fromAllowance = store.hitFromAllowance?.(windows, admittedAt);
