@@ -20,37 +20,61 @@ export interface AttemptSignal {
  * it through the target's timeouts, capped like these.
  */
 export function createAttemptSignal(parent: CallSignal, timeouts: Timeouts, watchFirstByte: boolean): AttemptSignal {
-  const controller = new CallAbort();
-  let fired: AttemptTimeout | null = null;
-  const fire = (which: AttemptTimeout) => {
-    if (fired || controller.signal.aborted) return;
-    fired = which;
-    controller.abort(new Error(`attempt ${which} timeout`));
-  };
-  const onParentAbort = () => controller.abort(parent.reason);
-  if (parent.aborted) controller.abort(parent.reason);
-  else parent.addEventListener('abort', onParentAbort, { once: true });
-  // Without a stream the router sees no first byte (the body arrives whole); the transport then
-  // enforces firstByteMs on the response headers.
-  // Deadlines, not Node timers: the total's duration is new on every call (lib/deadline-ticker.ts).
-  let firstByteTimer: Deadline | undefined = watchFirstByte ? startDeadline(timeouts.firstByteMs, () => fire('first_byte')) : undefined;
-  const totalTimer = startDeadline(timeouts.totalMs, () => fire('total'));
-  return {
-    signal: controller.signal,
-    timedOut: () => fired,
-    firstByteArrived() {
-      firstByteTimer?.cancel();
-      firstByteTimer = undefined;
-      // From here the stream belongs to its consumer, whose socket keeps the process alive; a
-      // stream nobody consumes must not hold the process open until the total timer fires.
-      totalTimer.unref();
-    },
-    dispose() {
-      firstByteTimer?.cancel();
-      totalTimer.cancel();
-      parent.removeEventListener('abort', onParentAbort);
-    },
-  };
+  return new TimedAttemptSignal(parent, timeouts, watchFirstByte);
+}
+
+/**
+ * A class rather than an object of closures: an attempt is made for every call, and its methods
+ * then live on the prototype instead of being made anew each time.
+ */
+class TimedAttemptSignal implements AttemptSignal {
+  private readonly controller = new CallAbort();
+  private fired: AttemptTimeout | null = null;
+  private firstByteTimer: Deadline | undefined;
+  private readonly totalTimer: Deadline;
+  private readonly onParentAbort = () => this.controller.abort(this.parent.reason);
+
+  constructor(
+    private readonly parent: CallSignal,
+    timeouts: Timeouts,
+    watchFirstByte: boolean,
+  ) {
+    if (parent.aborted) this.controller.abort(parent.reason);
+    else parent.addEventListener('abort', this.onParentAbort, { once: true });
+    // Without a stream the router sees no first byte (the body arrives whole); the transport then
+    // enforces firstByteMs on the response headers.
+    // Deadlines, not Node timers: the total's duration is new on every call (lib/deadline-ticker.ts).
+    this.firstByteTimer = watchFirstByte ? startDeadline(timeouts.firstByteMs, () => this.fire('first_byte')) : undefined;
+    this.totalTimer = startDeadline(timeouts.totalMs, () => this.fire('total'));
+  }
+
+  get signal(): CallSignal {
+    return this.controller.signal;
+  }
+
+  timedOut(): AttemptTimeout | null {
+    return this.fired;
+  }
+
+  firstByteArrived(): void {
+    this.firstByteTimer?.cancel();
+    this.firstByteTimer = undefined;
+    // From here the stream belongs to its consumer, whose socket keeps the process alive; a
+    // stream nobody consumes must not hold the process open until the total timer fires.
+    this.totalTimer.unref();
+  }
+
+  dispose(): void {
+    this.firstByteTimer?.cancel();
+    this.totalTimer.cancel();
+    this.parent.removeEventListener('abort', this.onParentAbort);
+  }
+
+  private fire(which: AttemptTimeout): void {
+    if (this.fired || this.controller.signal.aborted) return;
+    this.fired = which;
+    this.controller.abort(new Error(`attempt ${which} timeout`));
+  }
 }
 
 /** Caps each timeout by the time the request has left. */

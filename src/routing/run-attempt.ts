@@ -49,7 +49,7 @@ export async function runAttempt(context: AttemptContext, input: AttemptInput): 
   const attemptSignal = createAttemptSignal(call.signal, timeouts, call.stream);
   const settled = provider.honoursAbortSignal ? settledAsIs : untilAborted;
   const startedAt = context.clock.now();
-  recordHealth(context, () => context.health.begin(deployment.id));
+  recordHealth(context, deployment.id, 'begin', null);
   let iterator: AsyncIterator<StreamEvent> | undefined;
   try {
     const outcome = await settled(
@@ -151,7 +151,7 @@ function settle(
   failure: GatewayError | null,
 ): Awaitable<void> {
   const { deployment } = input;
-  recordHealth(context, () => context.health.end(deployment.id, sample));
+  recordHealth(context, deployment.id, 'end', sample);
   if (sample === null || input.provider.inProcess) return;
   if (failure === null || !countsAgainstCircuit(failure)) return context.breaker.success(deployment);
   if (input.countsFailure) return context.breaker.failure(deployment, failure.code);
@@ -178,10 +178,11 @@ function closeQuietly(iterator: AsyncIterator<StreamEvent> | undefined): void {
   }
 }
 
-/** Health statistics are advisory: a store that throws is logged, and the call goes on. */
-function recordHealth(context: AttemptContext, operation: () => void): void {
+/** An attempt's start or end in the health store, with no closure per call. Health statistics are advisory: a store that throws is logged, and the call goes on. */
+function recordHealth(context: AttemptContext, deploymentId: string, moment: 'begin' | 'end', sample: CallSample | null): void {
   try {
-    operation();
+    if (moment === 'begin') context.health.begin(deploymentId);
+    else context.health.end(deploymentId, sample);
   } catch (error) {
     context.logger?.warn({ error: (error as Error).message }, 'deployment health store unavailable');
   }
