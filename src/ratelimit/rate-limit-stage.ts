@@ -96,6 +96,10 @@ function windowsFor(keys: WindowKeys, limits: EffectiveLimits['key'], tokens: nu
   ];
 }
 
+function writeHeadersOf(headers: Record<string, string>, states: WindowState[]): void {
+  writeRateLimitHeaders(headers, tightest(states, 'rpm'), longestWait(states, REQUEST_KINDS, 'resetMs'), tightest(states, 'tpm'), longestWait(states, TOKEN_KINDS, 'resetMs'));
+}
+
 function tightest(states: WindowState[], kind: Kind): WindowState {
   const offset = KINDS.indexOf(kind);
   let best = states[offset];
@@ -147,12 +151,17 @@ export function createRateLimitStage(options: RateLimitStageOptions): Stage {
    */
   function admit(call: GatewayCall, result: HitResult, estimate: number): void {
     const { states } = result;
-    const headers: Record<string, string> = {};
-    writeRateLimitHeaders(headers, tightest(states, 'rpm'), longestWait(states, REQUEST_KINDS, 'resetMs'), tightest(states, 'tpm'), longestWait(states, TOKEN_KINDS, 'resetMs'));
     if (result.allowed) {
-      Object.assign(call.record.headers, headers);
+      // Not needed until the answer is written: formatted in a microtask, which on the embedded
+      // stores runs once the call's upstream request has been written (the pipeline gets there
+      // without suspending), so the formatting fills the wait for the answer instead of delaying
+      // the request. Any answer, or error answer, is written in a later microtask than this one
+      // (queued first, it runs first), so the headers are always there.
+      queueMicrotask(() => writeHeadersOf(call.record.headers, states));
       return;
     }
+    const headers: Record<string, string> = {};
+    writeHeadersOf(headers, states);
     const kind = KINDS[result.blockedIndex % 3];
     const state = states[result.blockedIndex];
     headers['retry-after'] = String(Math.max(1, Math.ceil(longestWait(states, KINDS, 'retryAfterMs') / 1000)));
