@@ -23,7 +23,7 @@
 // database schema; the schema is made by the candidate. `--baseline-env` adds environment variables
 // to the baseline gateway only, so one build can be compared with itself under another setting:
 //   node bench/compare-builds.mjs --baseline . --baseline-env GW_UPSTREAM_CLIENT=undici
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,6 +63,8 @@ const log = (message) => process.stderr.write(`[compare ${new Date().toISOString
 const figureOf = (kind, result) => (kind === 'rate' ? result?.latency_ms : result?.first_event_ms);
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
 const round3 = (value) => Number(value.toFixed(3));
+/** Whether a command is found on the PATH. */
+const onPath = (command) => (process.env.PATH ?? '').split(':').some((dir) => dir !== '' && existsSync(join(dir, command)));
 
 async function main() {
   const basePort = Number(process.env.BENCH_GW_BASE_PORT ?? 18995);
@@ -77,6 +79,9 @@ async function main() {
           { name: 'candidate (Postgres + Redis)', root: candidate, mode: 'postgres', port: Number(process.env.BENCH_GW_PG_PORT ?? 18993) },
           { name: 'candidate (embedded)', root: candidate, mode: 'sqlite', port: Number(process.env.BENCH_GW_PORT ?? 18991) },
         ];
+  if (argv.includes('--throughput') && !onPath('wrk')) {
+    throw new Error('--throughput measures with wrk, which is not on the PATH: apt-get install -y wrk (../shared/peerbench/run.sh installs it when it runs)');
+  }
   for (const port of [mockPort, ...variants.map((variant) => variant.port)]) if (await portOpen(port)) throw new Error(`port ${port} is in use`);
   const { state, storageFor } = await startToolFixture({ root: candidate, peerDir, resultsDir, mockPort, loadCpus, started });
   const storage = { sqlite: await storageFor('sqlite') };
