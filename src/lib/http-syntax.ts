@@ -76,3 +76,16 @@ export function headerNameAt(text: string, start: number, end: number): string |
   const name = text.slice(start, end).toLowerCase();
   return HEADER_NAME.test(name) && name !== '__proto__' ? name : undefined;
 }
+
+/**
+ * A message's head (latin1, as HTTP/1.1 defines it) and its body in one buffer, so that it leaves
+ * in one plain write: the gateway's answers (http/edge/edge-answer.ts) and its upstream requests
+ * (providers/http/http1-client.ts) alike.
+ */
+export function headAndBody(head: string, body: string | Buffer | undefined, bodyLength: number): Buffer {
+  const bytes = Buffer.allocUnsafe(head.length + bodyLength);
+  bytes.write(head, 0, 'latin1');
+  if (typeof body === 'string') bytes.write(body, head.length, 'utf8');
+  else if (body !== undefined) body.copy(bytes, head.length);
+  return bytes;
+}

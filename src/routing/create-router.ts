@@ -114,19 +114,14 @@ export function createRouter(dependencies: RouterDependencies): Router {
       }
       throw new GatewayError('upstream_unavailable', `No provider is available for the model ${model.id}.`);
     }
-    let pending: Array<{ deployment: Deployment; retryAfterMs: number | undefined }>;
-    if (usable.length === 1) {
-      // Most models have one deployment: nothing to order, no stats to read.
-      pending = [{ deployment: usable[0]!, retryAfterMs: undefined }];
-    } else {
-      const stats = needsStats(model) ? await readStats(usable) : undefined;
-      pending = orderDeployments(model.strategy, usable, {
-        random,
-        stats,
-        stream: call.stream,
-        priceOf: (deployment) => priceOf(deployment, model),
-      }).map((deployment) => ({ deployment, retryAfterMs: undefined as number | undefined }));
-    }
+    // One deployment (most models) has nothing to order by: no stats to read for it.
+    const stats = usable.length > 1 && needsStats(model) ? await readStats(usable) : undefined;
+    let pending = orderDeployments(model.strategy, usable, {
+      random,
+      stats,
+      stream: call.stream,
+      priceOf: (deployment) => priceOf(deployment, model),
+    }).map((deployment) => ({ deployment, retryAfterMs: undefined as number | undefined }));
     let lastError: GatewayError | undefined;
 
     for (let round = 0; round <= policy.maxRetries && pending.length > 0; round += 1) {

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import { HEADER_NAME } from '../../lib/http-syntax.js';
+import { HEADER_NAME, headAndBody } from '../../lib/http-syntax.js';
 import type { AnswerStream } from '../answer-stream.js';
 
 /** Characters a header value may hold when written (node:http's rule: tab, visible ASCII, obs-text). */
@@ -24,14 +24,6 @@ export interface AnswerConnection {
  * write request for them, the pair gathered again in C++). Larger bodies are not worth the copy.
  */
 const JOINED_WRITE_MAX_BYTES = 64 * 1024;
-
-/** The head (latin1, as checkedHeader allows) and the body in one buffer. */
-function joined(head: string, body: Buffer): Buffer {
-  const bytes = Buffer.allocUnsafe(head.length + body.length);
-  bytes.write(head, 0, 'latin1');
-  body.copy(bytes, head.length);
-  return bytes;
-}
 
 let cachedDate = '';
 let cachedDateSecond = -1;
@@ -127,7 +119,7 @@ export class EdgeAnswer extends EventEmitter implements AnswerStream {
     if (!this.chunked) {
       if (chunk === undefined || length === 0) socket.write(head, 'latin1', finished);
       else if (typeof chunk === 'string') socket.write(head + chunk, 'utf8', finished);
-      else if (length <= JOINED_WRITE_MAX_BYTES) socket.write(joined(head, chunk), finished);
+      else if (length <= JOINED_WRITE_MAX_BYTES) socket.write(headAndBody(head, chunk, length), finished);
       else {
         socket.cork();
         socket.write(head, 'latin1');

@@ -1,6 +1,6 @@
 import { GatewayError } from '../../errors/gateway-error.js';
 import type { ChatCompletionChunk } from '../../protocol/chat.js';
-import { GW_EXTRA_FIELDS, withoutGwExtras } from '../../protocol/gw-extras.js';
+import { withoutGwExtras } from '../../protocol/gw-extras.js';
 import { jsonTextOf } from '../../lib/json-source-text.js';
 import { usageFromOpenAI } from '../../protocol/usage.js';
 import type { StreamEvent } from '../../pipeline/stage.js';
@@ -68,7 +68,7 @@ export function createCompatibleAdapter(preset: CompatiblePreset): ProviderAdapt
   const clientTextFor = (request: Record<string, unknown>, upstreamModel: string): string | undefined => {
     const text = jsonTextOf(request);
     if (text === undefined || typeof request.model !== 'string') return undefined;
-    for (const field of GW_EXTRA_FIELDS) if (field in request) return undefined;
+    if (withoutGwExtras(request) !== request) return undefined;
     for (const param of preset.unsupportedParams) if (param in request) return undefined;
     return requestTextWithModel(text, request.model, upstreamModel);
   };

@@ -6,7 +6,7 @@ import type { BufferedResponse, SendOptions } from './upstream-client.js';
 import type { UpstreamRequest } from './provider-adapter.js';
 import { Http1ResponseReader, type ResponseListener } from './http1-response-reader.js';
 import type { CallSignal } from '../../lib/call-signal.js';
-import { HEADER_NAME } from '../../lib/http-syntax.js';
+import { HEADER_NAME, headAndBody } from '../../lib/http-syntax.js';
 import { AnswerTimes, createAnswerWaitPoller, NO_ANSWER_WAIT_POLLING, type AnswerWaitPoller } from '../../lib/answer-wait-poller.js';
 
 /**
@@ -262,21 +262,18 @@ const writtenHeads = new WeakMap<Readonly<Record<string, string>>, WrittenHead>(
  */
 function encodeRequest(request: UpstreamRequest, path: string, hostHeader: string): Buffer {
   const headers = request.headers;
-  let written = Object.isFrozen(headers) ? writtenHeads.get(headers) : undefined;
+  const frozen = Object.isFrozen(headers);
+  let written = frozen ? writtenHeads.get(headers) : undefined;
   if (written === undefined || written.method !== request.method || written.path !== path || written.hostHeader !== hostHeader) {
     written = { method: request.method, path, hostHeader, text: requestHead(request, path, hostHeader) };
-    if (Object.isFrozen(headers)) writtenHeads.set(headers, written);
+    if (frozen) writtenHeads.set(headers, written);
   }
   let head = written.text;
   const body = request.body;
   const bodyLength = body === undefined ? 0 : typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
   if (body !== undefined || request.method === 'POST') head += `content-length: ${bodyLength}\r\n`;
   head += '\r\n';
-  const bytes = Buffer.allocUnsafe(head.length + bodyLength);
-  bytes.write(head, 0, 'latin1');
-  if (typeof body === 'string') bytes.write(body, head.length, 'utf8');
-  else if (body !== undefined) body.copy(bytes, head.length);
-  return bytes;
+  return headAndBody(head, body, bodyLength);
 }
 
 /** The request line and the headers, each checked, with Host; framing (Content-Length and the blank line) is added per request. */
